@@ -1,0 +1,1 @@
+"""Storage backends: where the vault's bytes live (local folder, GitHub repository)."""

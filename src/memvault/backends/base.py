@@ -1,0 +1,80 @@
+"""The backend contract every storage implementation honours.
+
+Paths are vault-relative POSIX strings (see `memvault.core.paths`). A *version* is an
+opaque string that changes whenever a file's bytes change (a content hash on fs, the blob
+SHA on GitHub). Writes are compare-and-swap: pass the version you read (or `MISSING`
+for "must not exist yet", or `ANY` to overwrite unconditionally); a mismatch raises
+`memvault.errors.Conflict` and changes nothing.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+class _Sentinel:
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+MISSING = _Sentinel("MISSING")
+"""Expected version meaning: the file must not exist yet."""
+
+ANY = _Sentinel("ANY")
+"""Expected version meaning: write whatever is there."""
+
+Expected = str | _Sentinel
+
+
+@dataclass(frozen=True, slots=True)
+class Blob:
+    """A file's bytes and the version they were read at."""
+
+    data: bytes
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One file of a multi-file commit: new bytes, or `None` to delete it."""
+
+    path: str
+    data: bytes | None
+    expected: Expected = ANY
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Storage for one vault."""
+
+    name: str
+
+    def read(self, path: str) -> Blob | None:
+        """The file's bytes and version, or None when it does not exist."""
+
+    def write(self, path: str, data: bytes, *, expected: Expected = ANY,
+              message: str = "") -> str:
+        """Replace the file atomically if its version matches; returns the new version."""
+
+    def delete(self, path: str, *, expected: Expected = ANY, message: str = "") -> None:
+        """Delete the file if its version matches (a missing file is not an error)."""
+
+    def append(self, path: str, data: bytes, *, message: str = "") -> None:
+        """Append bytes to a file (created if missing); used for JSON-lines journals."""
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Every file path under `prefix` (a folder), sorted."""
+
+    def commit(self, changes: list[Change], *, message: str = "") -> None:
+        """Apply several changes as one unit: all of them or none."""
+
+    def lock(self) -> AbstractContextManager[None]:
+        """A lock held around read-modify-write so concurrent writers never lose updates."""
+
+    def describe(self) -> str:
+        """A short human description (e.g. the folder or repository), without secrets."""

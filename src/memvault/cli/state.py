@@ -1,0 +1,107 @@
+"""Per-invocation CLI state: global options, the opened vault, and output helpers.
+
+Output rules: `--json` prints stable JSON on stdout and nothing else there; human output
+uses rich (imported only when needed) and goes to stdout, notices and warnings to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from memvault.errors import NeedsConfirmation
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from memvault.services.vault import Vault
+
+
+@dataclass
+class AppState:
+    vault_path: str | None = None
+    scope: str | None = None
+    json: bool = False
+    quiet: bool = False
+    verbose: bool = False
+    _vault: Vault | None = field(default=None, repr=False)
+
+    def vault(self) -> Vault:
+        if self._vault is None:
+            from memvault.services.vault import Vault
+
+            self._vault = Vault.open(self.vault_path, scope=self.scope)
+        return self._vault
+
+
+def state(ctx: typer.Context) -> AppState:
+    root = ctx.find_root()
+    if not isinstance(root.obj, AppState):
+        root.obj = AppState()
+    return root.obj
+
+
+def wants_json(ctx: typer.Context, local_flag: bool) -> bool:
+    return local_flag or state(ctx).json
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+_console: Console | None = None
+_err_console: Console | None = None
+
+
+def console() -> Console:
+    global _console
+    if _console is None:
+        from rich.console import Console
+
+        _console = Console(highlight=False, soft_wrap=True)
+    return _console
+
+
+def err_console() -> Console:
+    global _err_console
+    if _err_console is None:
+        from rich.console import Console
+
+        _err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+    return _err_console
+
+
+def notice(ctx: typer.Context, message: str) -> None:
+    """A side remark on stderr (hidden by --quiet)."""
+    if not state(ctx).quiet:
+        err_console().print(message, markup=False)
+
+
+def warn(message: str) -> None:
+    err_console().print(f"warning: {message}", markup=False, style="yellow")
+
+
+def is_interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("CI") != "true"
+
+
+def confirm(question: str, *, yes: bool, action: str) -> bool:
+    """Ask before destroying data. `--yes` skips; no terminal and no --yes refuses."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise NeedsConfirmation(f"refusing to {action} without confirmation: no terminal; "
+                                "pass --yes to confirm")
+    return typer.confirm(question, default=False, err=True)
+
+
+def esc(text: str) -> str:
+    """Escape user text for rich markup."""
+    from rich.markup import escape
+
+    return escape(text)

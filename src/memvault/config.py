@@ -1,0 +1,161 @@
+"""Where the vault is, and what `.memvault/config.toml` says.
+
+Vault location, in order: `--vault PATH`, `MEMVAULT_VAULT`, the nearest parent folder
+holding `.memvault/`, else the per-user default vault (`$XDG_DATA_HOME/memvault/vault`,
+usually `~/.local/share/memvault/vault`), created on first use.
+
+The config file is committed with the vault and must never hold secrets (tokens come
+from the environment only). It is read with `tomllib` and edited line by line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memvault.errors import InvalidInput
+
+CONFIG_PATH = ".memvault/config.toml"
+MACHINE_DIR = ".memvault"
+
+CAPTURE_MODES = ("ask", "silent", "manual")
+BACKENDS = ("fs", "github")
+
+
+@dataclass(slots=True)
+class Config:
+    """Vault settings. Unknown keys are kept (for newer versions) and reported by doctor."""
+
+    home: str = "Pilot"
+    backend: str = "fs"
+    capture: str = "ask"
+    learning: bool = True
+    retrieval: bool = True
+    tombstone_salt: str = ""
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    unknown_keys: list[str] = field(default_factory=list)
+
+    def section(self, name: str) -> dict[str, Any]:
+        return self.sections.get(name, {})
+
+
+_TOP_LEVEL_KEYS = {"home", "backend", "capture", "learning", "retrieval", "tombstone_salt"}
+
+
+def parse_config(data: bytes | None) -> Config:
+    """Parse config.toml bytes (None: defaults). Raises InvalidInput naming the file."""
+    if data is None:
+        return Config()
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InvalidInput("not valid UTF-8", path=CONFIG_PATH) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"invalid TOML: {exc}", path=CONFIG_PATH) from None
+    cfg = Config()
+    for key, value in raw.items():
+        if isinstance(value, dict):
+            cfg.sections[key] = value
+        elif key not in _TOP_LEVEL_KEYS:
+            cfg.unknown_keys.append(key)
+    _set(cfg, raw, "home", str)
+    _set(cfg, raw, "backend", str)
+    _set(cfg, raw, "capture", str)
+    _set(cfg, raw, "learning", bool)
+    _set(cfg, raw, "retrieval", bool)
+    _set(cfg, raw, "tombstone_salt", str)
+    if cfg.backend not in BACKENDS:
+        raise InvalidInput(f"backend must be one of {', '.join(BACKENDS)}, not {cfg.backend!r}",
+                           path=CONFIG_PATH)
+    if cfg.capture not in CAPTURE_MODES:
+        raise InvalidInput(f"capture must be one of {', '.join(CAPTURE_MODES)}, not "
+                           f"{cfg.capture!r}", path=CONFIG_PATH)
+    from memvault.core.paths import clean_vault_path
+
+    try:
+        cfg.home = clean_vault_path(cfg.home)
+    except InvalidInput as exc:
+        raise InvalidInput(f"home: {exc}", path=CONFIG_PATH) from None
+    if cfg.home.split("/")[0].startswith("."):
+        raise InvalidInput("home may not be a hidden folder", path=CONFIG_PATH)
+    return cfg
+
+
+def _set(cfg: Config, raw: dict[str, Any], key: str, kind: type) -> None:
+    if key not in raw:
+        return
+    value = raw[key]
+    if not isinstance(value, kind):
+        raise InvalidInput(f"{key} must be a {'boolean' if kind is bool else 'string'}, "
+                           f"not {value!r}", path=CONFIG_PATH)
+    setattr(cfg, key, value)
+
+
+def default_config_text() -> str:
+    """The config.toml written by `memvault init`."""
+    return (
+        "# memvault settings for this vault. Committed with the vault: never put secrets here\n"
+        "# (tokens come from environment variables only). See docs/configuration.md.\n"
+        "\n"
+        "# Folder (inside the vault) that holds Memory.md, Profile.md, Policy.md, ...\n"
+        'home = "Pilot"\n'
+        "# Where the vault lives: \"fs\" (this folder) or \"github\" (see [github])\n"
+        'backend = "fs"\n'
+        "# What extraction does with facts found in chat: \"ask\" (proposals), \"silent\", \"manual\"\n"
+        'capture = "ask"\n'
+        "# false: no new proposals from extraction or inference (existing memory is kept)\n"
+        "learning = true\n"
+        "# false: `memvault context` gives no personal memory\n"
+        "retrieval = true\n"
+        "# Key for the content-free hashes in tombstones.jsonl (random, not a secret)\n"
+        f'tombstone_salt = "{secrets.token_hex(16)}"\n'
+    )
+
+
+def set_config_line(text: str, key: str, toml_value: str) -> str:
+    """Set a top-level `key = value` in config text, editing only that line."""
+    lines = text.split("\n")
+    pattern = re.compile(rf"\s*{re.escape(key)}\s*=")
+    for i, line in enumerate(lines):
+        if line.startswith("["):
+            break  # top-level keys end at the first table
+        if pattern.match(line):
+            eol = "\r" if line.endswith("\r") else ""
+            lines[i] = f"{key} = {toml_value}{eol}"
+            return "\n".join(lines)
+    # Insert before the first table, or at the end.
+    insert_at = next((i for i, ln in enumerate(lines) if ln.startswith("[")), None)
+    new = f"{key} = {toml_value}"
+    if insert_at is None:
+        if lines and lines[-1] == "":
+            lines.insert(len(lines) - 1, new)
+        else:
+            lines.append(new)
+    else:
+        lines.insert(insert_at, new)
+    return "\n".join(lines)
+
+
+def default_vault_path() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "memvault" / "vault"
+
+
+def locate_vault(explicit: str | os.PathLike[str] | None = None,
+                 start: Path | None = None) -> tuple[Path, str]:
+    """Find the vault folder. Returns (path, how it was found)."""
+    if explicit:
+        return Path(explicit).expanduser().absolute(), "--vault"
+    env = os.environ.get("MEMVAULT_VAULT")
+    if env:
+        return Path(env).expanduser().absolute(), "MEMVAULT_VAULT"
+    here = (start or Path.cwd()).absolute()
+    for folder in (here, *here.parents):
+        if (folder / MACHINE_DIR).is_dir():
+            return folder, "nearest .memvault/"
+    return default_vault_path(), "default per-user vault"

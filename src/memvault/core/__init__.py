@@ -1,0 +1,4 @@
+"""The pure core: records, the line model, the bullet grammar and the rules.
+
+Nothing in this package performs I/O or imports an adapter (backends, CLI, index).
+"""

@@ -1,0 +1,405 @@
+"""The one bullet grammar shared by Memory.md, Lessons.md and Inbox.md.
+
+A memory file is Markdown in which each *top-level* list item is a record::
+
+    - I prefer concise answers [preference] <!-- id:k3v9qa updated:1784594521 -->
+    - [ ] Proposed text [communication] <!-- id:p7f3a1 kind:fact -->
+
+`parse_bullets(data)` finds those items without changing anything: headings, prose,
+blank lines, nested bullets, code fences, `%%` comments, callouts and frontmatter are
+recognised and left alone. `BulletDocument` then edits *items*, never the whole file:
+`replace_item`, `insert_item`, `delete_item` touch only the lines of one item, so every
+other byte of a hand-edited file survives.
+
+What an item line may hold, left to right: indent-free marker (`-`, `*`, `+`), any
+spacing, an optional task box (`[ ]`, `[x]`, any one character), the text, an optional
+`[category]`, an optional `<!-- key:value ... -->` comment, an optional `^block-id`, and
+trailing whitespace. An item may continue over several lines; its category and comment
+are read from its last text line. Anything ambiguous makes the item read-only with a
+reason, never a guess.
+
+This module is pure: bytes in, bytes out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from memvault.core.lines import TextFile
+
+_MARKER = re.compile(r"([-*+])([ \t]+)(.*)\Z", re.S)
+_EMPTY_MARKER = re.compile(r"[-*+][ \t]*\Z")
+_INDENTED_MARKER = re.compile(r"[ \t]+(?:[-*+]|\d{1,9}[.)])(?:[ \t]|\Z)")
+_HR = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*\Z")
+_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)\Z")
+_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|\Z)")
+_TASK = re.compile(r"\[(.)\](?:([ \t]+)|\Z)")
+_BLOCK_ID = re.compile(r"[ \t]+\^[A-Za-z0-9-]+\Z")
+_CATEGORY = re.compile(r"(?:(?<=[ \t])|\A)\[([A-Za-z][A-Za-z0-9_-]*)\]\Z")
+_META_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*:\S*\Z")
+
+_ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+@dataclass(slots=True)
+class BulletItem:
+    """One top-level list item, as found in the file.
+
+    `start`..`text_end` are the item's own text lines; `text_end`..`end` its nested
+    children (kept untouched). Line numbers are 0-based indexes into the file's lines.
+    """
+
+    start: int
+    text_end: int
+    end: int
+    marker: str
+    gap: str
+    task: str | None
+    task_gap: str
+    text: str
+    category_raw: str | None
+    meta: dict[str, str]
+    has_comment: bool
+    block_suffix: str
+    trailing: str
+    readonly_reason: str | None = None
+    provisional: bool = False
+    id: str = ""
+
+    @property
+    def line_no(self) -> int:
+        """1-based line number of the item's first line, for messages."""
+        return self.start + 1
+
+    @property
+    def editable(self) -> bool:
+        return self.readonly_reason is None
+
+
+@dataclass(slots=True)
+class BulletDocument:
+    """A parsed memory file: its lines, its items, and why it may be read-only."""
+
+    file: TextFile
+    items: list[BulletItem]
+    readonly_reason: str | None = None
+    duplicate_ids: dict[str, list[BulletItem]] = field(default_factory=dict)
+
+    # -- lookups -----------------------------------------------------------------------
+
+    def find(self, item_id: str) -> list[BulletItem]:
+        return [it for it in self.items if it.id == item_id]
+
+    # -- edits (each changes only the lines of one item) ---------------------------------
+
+    def _check_writable(self) -> None:
+        if self.readonly_reason:
+            from memvault.errors import ReadOnly
+
+            raise ReadOnly(self.readonly_reason)
+
+    def replace_item(self, item: BulletItem, new_line: str) -> None:
+        """Replace the item's text lines with one new line; nested children stay."""
+        self._check_writable()
+        self.file.replace(item.start, item.text_end, [new_line])
+        self._reparse()
+
+    def delete_item(self, item: BulletItem) -> None:
+        """Remove the item and its nested children."""
+        self._check_writable()
+        self.file.replace(item.start, item.end, [])
+        self._reparse()
+
+    def insert_item(self, new_line: str) -> None:
+        """Add a new item after the last top-level item, or at the end of the file.
+
+        A blank line is put first when the text before would swallow the new bullet
+        (a callout or block quote as the last line).
+        """
+        self._check_writable()
+        lines = self.file.lines
+        if self.items:
+            after = self.items[-1].end - 1
+        else:
+            after = len(lines) - 1
+            last_text = after
+            while last_text >= 0 and not lines[last_text].text.strip():
+                last_text -= 1
+            if last_text >= 0 and last_text == after and \
+                    lines[last_text].text.lstrip().startswith(">"):
+                # A bullet straight after a quote or callout would join it.
+                self.file.insert_after(after, "")
+                after += 1
+        self.file.insert_after(after, new_line)
+        self._reparse()
+
+    def to_bytes(self) -> bytes:
+        return self.file.to_bytes()
+
+    def _reparse(self) -> None:
+        fresh = _parse_text_file(self.file)
+        self.items = fresh.items
+        self.duplicate_ids = fresh.duplicate_ids
+        self.readonly_reason = fresh.readonly_reason
+
+
+# -- parsing -------------------------------------------------------------------------------
+
+
+def parse_bullets(data: bytes) -> BulletDocument:
+    """Parse a memory file. Never raises; problems become read-only reasons."""
+    return _parse_text_file(TextFile.parse(data))
+
+
+def _frontmatter_end(texts: list[str]) -> int:
+    """Index of the first body line (0 when there is no closed frontmatter block)."""
+    if not texts or texts[0].rstrip() != "---":
+        return 0
+    for i in range(1, len(texts)):
+        if texts[i].rstrip() in ("---", "..."):
+            return i + 1
+    return 0
+
+
+def _parse_text_file(tf: TextFile) -> BulletDocument:
+    texts = [ln.text for ln in tf.lines]
+    n = len(texts)
+    items: list[BulletItem] = []
+    i = _frontmatter_end(texts)
+    doc_reason = tf.readonly_reason
+    fence: tuple[str, int] | None = None
+    fence_line = 0
+    in_comment = False
+    comment_line = 0
+    while i < n:
+        line = texts[i]
+        if fence is not None:
+            m = _FENCE.match(line)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= fence[1] and not m.group(2).strip():
+                fence = None
+            i += 1
+            continue
+        if in_comment:
+            if line.count("%%") % 2 == 1:
+                in_comment = False
+            i += 1
+            continue
+        m = _FENCE.match(line)
+        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            fence = (m.group(1)[0], len(m.group(1)))
+            fence_line = i
+            i += 1
+            continue
+        if line.count("%%") % 2 == 1:
+            in_comment = True
+            comment_line = i
+            i += 1
+            continue
+        first = line[:1]
+        if first in ("-", "*", "+") and not _HR.match(line):
+            mm = _MARKER.match(line)
+            if mm:
+                item, i = _read_item(texts, i, mm)
+                items.append(item)
+                continue
+        i += 1
+    if fence is not None and doc_reason is None:
+        doc_reason = f"code fence opened on line {fence_line + 1} is never closed"
+    if in_comment and doc_reason is None:
+        doc_reason = f"%% comment opened on line {comment_line + 1} is never closed"
+    if doc_reason:
+        for it in items:
+            it.readonly_reason = it.readonly_reason or doc_reason
+    dupes = _assign_ids(items)
+    return BulletDocument(file=tf, items=items, readonly_reason=doc_reason, duplicate_ids=dupes)
+
+
+def _ends_item(line: str) -> bool:
+    """True for a line that ends the current top-level item (and is not part of it)."""
+    if not line.strip():
+        return True
+    first = line[:1]
+    if first in ("-", "*", "+"):
+        return bool(_MARKER.match(line) or _EMPTY_MARKER.match(line) or _HR.match(line))
+    if first in (" ", "\t"):
+        return False
+    if first in ("#", ">") or _HEADING.match(line):
+        return True
+    if _FENCE.match(line) or "%%" in line:
+        return True
+    if line[:1].isdigit() and re.match(r"\d{1,9}[.)](?:[ \t]|\Z)", line):
+        return True
+    return False
+
+
+def _read_item(texts: list[str], start: int, mm: re.Match[str]) -> tuple[BulletItem, int]:
+    marker, gap, rest = mm.group(1), mm.group(2), mm.group(3)
+    n = len(texts)
+    j = start + 1
+    continuation: list[str] = []
+    text_end = start + 1
+    child_seen = False
+    while j < n:
+        nxt = texts[j]
+        if _ends_item(nxt):
+            break
+        if not child_seen and _INDENTED_MARKER.match(nxt):
+            child_seen = True
+        if not child_seen:
+            continuation.append(nxt)
+            text_end = j + 1
+        j += 1
+    item = _parse_item_text(start, text_end, j, marker, gap, rest, continuation)
+    return item, j
+
+
+def _parse_item_text(start: int, text_end: int, end: int, marker: str, gap: str, rest: str,
+                     continuation: list[str]) -> BulletItem:
+    reason: str | None = None
+    task: str | None = None
+    task_gap = ""
+    tm = _TASK.match(rest)
+    if tm:
+        task = tm.group(1)
+        task_gap = tm.group(2) or ""
+        rest = rest[tm.end():]
+    if continuation:
+        for piece in [rest, *continuation[:-1]]:
+            if "<!--" in piece or "-->" in piece:
+                reason = "metadata comment is not on the item's last line"
+        logical = " ".join([rest.strip(), *(c.strip() for c in continuation)])
+        trailing_src = continuation[-1]
+        trailing = trailing_src[len(trailing_src.rstrip(" \t")):]
+    else:
+        stripped = rest.rstrip(" \t")
+        trailing = rest[len(stripped):]
+        logical = stripped
+    s = logical.rstrip(" \t")
+    block_suffix = ""
+    bm = _BLOCK_ID.search(s)
+    if bm:
+        block_suffix = s[bm.start():]
+        s = s[:bm.start()]
+    meta: dict[str, str] = {}
+    has_comment = False
+    if s.endswith("-->"):
+        open_at = s.rfind("<!--")
+        if open_at >= 0:
+            body = s[open_at + 4:-3]
+            tokens = body.split()
+            if tokens and all(_META_TOKEN.match(t) for t in tokens) and "<!--" not in body:
+                has_comment = True
+                for t in tokens:
+                    k, _, v = t.partition(":")
+                    meta.setdefault(k, v)
+                s = s[:open_at].rstrip(" \t")
+    if "<!--" in s:
+        tail = s[s.rfind("<!--"):]
+        if "-->" not in tail:
+            reason = reason or "metadata comment is never closed (<!-- without -->)"
+        elif has_comment and "id:" in tail:
+            reason = reason or "two metadata comments on one line"
+        elif not has_comment and "id:" in tail:
+            reason = reason or "text after the metadata comment"
+    category: str | None = None
+    cm = _CATEGORY.search(s)
+    if cm and s[:cm.start()].strip():
+        category = cm.group(1)
+        s = s[:cm.start()].rstrip(" \t")
+    text = s
+    item = BulletItem(start=start, text_end=text_end, end=end, marker=marker, gap=gap,
+                      task=task, task_gap=task_gap, text=text, category_raw=category,
+                      meta=meta, has_comment=has_comment, block_suffix=block_suffix,
+                      trailing=trailing, readonly_reason=reason)
+    if reason is None:
+        try:
+            logical.encode("utf-8")
+        except UnicodeEncodeError:
+            item.readonly_reason = "line is not valid UTF-8"
+    return item
+
+
+def _assign_ids(items: list[BulletItem]) -> dict[str, list[BulletItem]]:
+    seen: dict[str, list[BulletItem]] = {}
+    occurrences: dict[str, int] = {}
+    for it in items:
+        given = it.meta.get("id", "")
+        if given:
+            it.id = given
+        else:
+            key = normalise_text(it.text)
+            nth = occurrences.get(key, 0)
+            occurrences[key] = nth + 1
+            it.id = provisional_id(it.text, nth)
+            it.provisional = True
+        seen.setdefault(it.id, []).append(it)
+    return {k: v for k, v in seen.items() if len(v) > 1}
+
+
+# -- rendering -----------------------------------------------------------------------------
+
+
+def normalise_text(text: str) -> str:
+    """The comparison form of a text: case-folded, whitespace folded. Never written."""
+    return " ".join(text.casefold().split())
+
+
+def provisional_id(text: str, occurrence: int = 0) -> str:
+    """A deterministic id for a hand-written item that has none yet."""
+    digest = hashlib.sha256(f"{normalise_text(text)}\x00{occurrence}".encode("utf-8", "surrogateescape")).digest()
+    return encode_id(int.from_bytes(digest[:8], "big"))
+
+
+def encode_id(number: int, length: int = 6) -> str:
+    chars = []
+    for _ in range(length):
+        number, rem = divmod(number, 36)
+        chars.append(_ID_ALPHABET[rem])
+    return "".join(chars)
+
+
+def format_comment(meta: dict[str, str]) -> str:
+    return "<!-- " + " ".join(f"{k}:{v}" for k, v in meta.items()) + " -->"
+
+
+def render_new_item(text: str, category: str | None, meta: dict[str, str],
+                    task: str | None = None) -> str:
+    """The line memvault writes for a new record: `- text [category] <!-- meta -->`."""
+    parts = ["- "]
+    if task is not None:
+        parts.append(f"[{task}] ")
+    parts.append(text)
+    if category:
+        parts.append(f" [{category}]")
+    if meta:
+        parts.append(" " + format_comment(meta))
+    return "".join(parts)
+
+
+def render_updated_item(item: BulletItem, *, text: str | None = None,
+                        category: str | None = None, meta: dict[str, str] | None = None,
+                        task: str | None = None) -> str:
+    """The item's line with some fields changed and everything else kept as written.
+
+    Kept: the marker and its spacing, the task box, an unchanged category's spelling,
+    unknown metadata keys in their order, a `^block-id` and trailing whitespace.
+    """
+    new_text = item.text if text is None else text
+    new_task = item.task if task is None else task
+    cat = item.category_raw if category is None else category
+    if cat is None and _CATEGORY.search(new_text):
+        cat = "other"  # otherwise the text's own trailing [word] would read as the category
+    parts = [item.marker, item.gap]
+    if new_task is not None:
+        parts.append(f"[{new_task}]{item.task_gap or ' '}")
+    parts.append(new_text)
+    if cat:
+        parts.append(f" [{cat}]")
+    new_meta = item.meta if meta is None else meta
+    if new_meta:
+        parts.append(" " + format_comment(new_meta))
+    parts.append(item.block_suffix)
+    parts.append(item.trailing)
+    return "".join(parts)

@@ -1,0 +1,138 @@
+"""The line model: a text file as a list of lines that each keep their own ending.
+
+`TextFile.parse(data)` never fails and `TextFile.to_bytes()` gives back exactly the bytes
+it was given when nothing was changed. Editing works on whole lines: a changed line is
+replaced, every other line is written back byte for byte (BOM, CRLF/LF per line, the
+final-newline state, invalid UTF-8 via surrogateescape).
+
+Lines are split on "\n" only (never `str.splitlines()`, which also splits on form feeds,
+U+2028 and friends). A "\r" left at the end of a piece is that line's CRLF ending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+UTF8_BOM = b"\xef\xbb\xbf"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+@dataclass(slots=True)
+class Line:
+    """One line: its text without the ending, and the ending ("\\n", "\\r\\n" or "")."""
+
+    text: str
+    eol: str
+
+    @property
+    def clean(self) -> bool:
+        """True when the line decoded as valid UTF-8 (no escaped bytes)."""
+        try:
+            self.text.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+
+
+@dataclass(slots=True)
+class TextFile:
+    """A file's lines plus the file-level facts needed to write it back unchanged.
+
+    `readonly_reason` is set when the file must not be edited at all (NUL bytes, lone CR
+    line endings); such a file can still be read.
+    """
+
+    lines: list[Line]
+    bom: bool = False
+    readonly_reason: str | None = None
+    _dominant_eol: str = field(default="\n", repr=False)
+
+    @classmethod
+    def parse(cls, data: bytes) -> TextFile:
+        if data.startswith(UTF16_BOMS):
+            # A UTF-16 file: show nothing as memory and refuse to edit.
+            return cls(lines=[Line(data.decode("latin-1"), "")],
+                       readonly_reason="file is UTF-16 encoded; save it as UTF-8")
+        bom = data.startswith(UTF8_BOM)
+        if bom:
+            data = data[3:]
+        text = data.decode("utf-8", errors="surrogateescape")
+        readonly = None
+        if "\x00" in text:
+            readonly = "file contains NUL bytes (binary?)"
+        pieces = text.split("\n")
+        lines: list[Line] = []
+        last = len(pieces) - 1
+        crlf = lf = 0
+        for i, piece in enumerate(pieces):
+            if i == last:
+                if piece:
+                    if piece.endswith("\r"):
+                        # A lone CR at EOF: keep it as text, the file is lone-CR territory.
+                        lines.append(Line(piece, ""))
+                    else:
+                        lines.append(Line(piece, ""))
+                break
+            if piece.endswith("\r"):
+                lines.append(Line(piece[:-1], "\r\n"))
+                crlf += 1
+            else:
+                lines.append(Line(piece, "\n"))
+                lf += 1
+        if readonly is None and any("\r" in ln.text for ln in lines):
+            readonly = "file uses bare CR line endings; convert it to LF or CRLF"
+        dominant = "\r\n" if crlf > lf else "\n"
+        return cls(lines=lines, bom=bom, readonly_reason=readonly, _dominant_eol=dominant)
+
+    @property
+    def dominant_eol(self) -> str:
+        return self._dominant_eol
+
+    @property
+    def ends_with_newline(self) -> bool:
+        return not self.lines or self.lines[-1].eol != ""
+
+    def to_bytes(self) -> bytes:
+        body = "".join(ln.text + ln.eol for ln in self.lines)
+        data = body.encode("utf-8", errors="surrogateescape")
+        return (UTF8_BOM + data) if self.bom else data
+
+    # -- editing helpers ---------------------------------------------------------------
+
+    def eol_for_insert_after(self, index: int) -> str:
+        """The ending a new line inserted after line `index` should use."""
+        if 0 <= index < len(self.lines) and self.lines[index].eol:
+            return self.lines[index].eol
+        return self._dominant_eol
+
+    def replace(self, start: int, stop: int, new_texts: list[str]) -> None:
+        """Replace lines[start:stop] with `new_texts`, keeping the endings sensible.
+
+        The replacement's last line takes the ending of the old range's last line (so a
+        file without a final newline keeps that state); other new lines take that ending
+        too, or the file's dominant ending when the old last line had none.
+        """
+        if start < stop:
+            last_eol = self.lines[stop - 1].eol
+        else:
+            last_eol = self.eol_for_insert_after(start - 1)
+        inner_eol = last_eol or self.eol_for_insert_after(start - 1)
+        new_lines = [Line(t, inner_eol) for t in new_texts]
+        if new_lines:
+            new_lines[-1].eol = last_eol
+        if not new_texts and start < stop and stop == len(self.lines) and start > 0:
+            # Deleting the tail of a file: the new last line inherits the old final state.
+            if last_eol == "":
+                self.lines[start - 1].eol = ""
+        self.lines[start:stop] = new_lines
+
+    def insert_after(self, index: int, text: str) -> None:
+        """Insert one new line after line `index` (-1: at the top)."""
+        if index >= 0 and index == len(self.lines) - 1 and self.lines[index].eol == "":
+            # Appending to a file with no final newline: end the old last line, and keep
+            # the "no final newline" state on the new one.
+            self.lines[index].eol = self._dominant_eol
+            self.lines.append(Line(text, ""))
+            return
+        eol = self.eol_for_insert_after(index)
+        self.lines.insert(index + 1, Line(text, eol))

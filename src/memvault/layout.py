@@ -1,0 +1,78 @@
+"""The vault layout: which file holds what, for the default principal or a scope.
+
+Pure path arithmetic, no I/O. The default principal's home is the configured folder
+(`Pilot/`); another principal (`--scope NAME`) lives in `Pilot/scopes/<name>/`, so two
+principals never read each other's memory files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memvault.core.paths import check_scope
+
+EVENTS = ".memvault/events.jsonl"
+TOMBSTONES = ".memvault/tombstones.jsonl"
+INDEX = ".memvault/index.sqlite"
+SCOPES_FOLDER = "scopes"
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Vault-relative paths of one principal's memory home."""
+
+    home_root: str
+    scope: str | None = None
+
+    @classmethod
+    def for_scope(cls, home_root: str, scope: str | None) -> Layout:
+        return cls(home_root=home_root, scope=check_scope(scope) if scope else None)
+
+    @property
+    def scope_name(self) -> str:
+        return self.scope or "default"
+
+    @property
+    def home(self) -> str:
+        if self.scope:
+            return f"{self.home_root}/{SCOPES_FOLDER}/{self.scope}"
+        return self.home_root
+
+    def file(self, name: str) -> str:
+        return f"{self.home}/{name}"
+
+    @property
+    def memory(self) -> str:
+        return self.file("Memory.md")
+
+    @property
+    def lessons(self) -> str:
+        return self.file("Lessons.md")
+
+    @property
+    def inbox(self) -> str:
+        return self.file("Inbox.md")
+
+    @property
+    def profile(self) -> str:
+        return self.file("Profile.md")
+
+    @property
+    def policy(self) -> str:
+        return self.file("Policy.md")
+
+    @property
+    def journal_dir(self) -> str:
+        return self.file("Journal")
+
+    @property
+    def trades_dir(self) -> str:
+        return self.file("Trades")
+
+    @property
+    def reflections_dir(self) -> str:
+        return self.file("Reflections")
+
+    @property
+    def memory_files(self) -> tuple[str, str, str]:
+        return (self.memory, self.lessons, self.inbox)

@@ -1,0 +1,195 @@
+"""`memvault doctor`: find what needs the user's attention, and fix only what is safe.
+
+Reports, per file and line: unknown categories, duplicate ids, read-only items and
+files (and why), conflict copies, git conflict markers, torn journal lines and an
+invalid config. `fix()` stamps ids on hand-written bullets and gives later duplicate
+ids a fresh id, changing no other byte.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memvault.config import CONFIG_PATH, parse_config
+from memvault.core.bullets import BulletDocument, render_updated_item
+from memvault.core.records import FACT_CATEGORIES, LESSON_CATEGORIES
+from memvault.errors import VaultError
+from memvault.layout import EVENTS, TOMBSTONES
+from memvault.services.bullet_files import (NoChange, edit_bullet_file, load_bullet_file,
+                                            new_record_id)
+
+if TYPE_CHECKING:
+    from memvault.services.vault import Vault
+
+_CONFLICT_COPY = re.compile(r"\((?:conflicted copy|conflict)[^)]*\)", re.I)
+
+
+@dataclass(slots=True)
+class Finding:
+    """One thing doctor noticed. `severity`: "error" and "warning" need attention."""
+
+    severity: str
+    path: str
+    message: str
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"severity": self.severity, "path": self.path, "line": self.line,
+                "message": self.message}
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+@dataclass(slots=True)
+class DoctorReport:
+    findings: list[Finding] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+
+    @property
+    def needs_attention(self) -> bool:
+        return any(f.severity in ("error", "warning") for f in self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": not self.needs_attention,
+                "findings": [f.to_dict() for f in self.findings], "fixed": self.fixed}
+
+
+class DoctorService:
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.backend = vault.backend
+        self.checks: list[Any] = []
+        """Extra checks other services register: callables returning Findings."""
+
+    def bullet_files(self) -> list[tuple[str, tuple[str, ...]]]:
+        lay = self.vault.layout
+        return [(lay.memory, FACT_CATEGORIES), (lay.lessons, LESSON_CATEGORIES),
+                (lay.inbox, FACT_CATEGORIES + LESSON_CATEGORIES)]
+
+    def check(self) -> DoctorReport:
+        report = DoctorReport()
+        out = report.findings
+        blob = self.backend.read(CONFIG_PATH)
+        if blob is None:
+            out.append(Finding("info", CONFIG_PATH, "no config file; defaults apply "
+                                                    "(run `memvault init`)"))
+        else:
+            try:
+                cfg = parse_config(blob.data)
+                for key in cfg.unknown_keys:
+                    out.append(Finding("info", CONFIG_PATH, f"unknown setting {key!r} (ignored)"))
+            except VaultError as exc:
+                out.append(Finding("error", CONFIG_PATH, str(exc).removeprefix(CONFIG_PATH + ": ")))
+        for path, known in self.bullet_files():
+            try:
+                loaded = load_bullet_file(self.backend, path)
+            except VaultError as exc:
+                out.append(Finding("error", path, str(exc).removeprefix(path + ": ")))
+                continue
+            if loaded.exists:
+                out.extend(_check_bullets(path, loaded.doc, known))
+        out.extend(self._conflict_copies())
+        for path in (EVENTS, TOMBSTONES):
+            out.extend(_check_json_lines(self.backend, path))
+        for extra in self.checks:
+            out.extend(extra())
+        return report
+
+    def _conflict_copies(self) -> list[Finding]:
+        found = []
+        for path in self.backend.list(self.vault.layout.home):
+            name = path.rsplit("/", 1)[-1]
+            if name.endswith(".md") and _CONFLICT_COPY.search(name):
+                found.append(Finding("warning", path, "sync conflict copy: compare it with the "
+                                     "original, merge by hand, then delete it"))
+        return found
+
+    def fix(self) -> DoctorReport:
+        """Stamp ids on hand-written bullets and resolve duplicate ids; then re-check."""
+        fixed: list[str] = []
+        for path, _known in self.bullet_files():
+            loaded = load_bullet_file(self.backend, path)
+            if not loaded.exists or loaded.doc.readonly_reason:
+                continue
+
+            def apply(doc: BulletDocument, path: str = path) -> list[str]:
+                notes: list[str] = []
+                taken = {it.id for it in doc.items}
+                now = str(int(time.time()))
+                seen: set[str] = set()
+                for index in range(len(doc.items)):
+                    it = doc.items[index]  # re-read: an earlier fix may have moved lines
+                    if not it.editable:
+                        continue
+                    if it.provisional:
+                        meta = {"id": it.id, "updated": now, **it.meta}
+                        notes.append(f"{path}:{it.line_no}: stamped id {it.id}")
+                    elif it.id in seen:
+                        new_id = new_record_id(taken)
+                        taken.add(new_id)
+                        meta = dict(it.meta)
+                        meta["id"] = new_id
+                        notes.append(f"{path}:{it.line_no}: duplicate id {it.id} → {new_id}")
+                    else:
+                        seen.add(it.id)
+                        continue
+                    seen.add(meta["id"])
+                    doc.replace_item(it, render_updated_item(it, meta=meta))
+                if not notes:
+                    raise NoChange([])
+                return notes
+
+            fixed.extend(edit_bullet_file(self.backend, path, apply,
+                                          message="memvault doctor --fix"))
+        report = self.check()
+        report.fixed = fixed
+        return report
+
+
+def _check_bullets(path: str, doc: BulletDocument, known: tuple[str, ...]) -> list[Finding]:
+    out: list[Finding] = []
+    if doc.readonly_reason:
+        out.append(Finding("error", path, f"file is read-only for memvault: {doc.readonly_reason}"))
+    for line_no, ln in enumerate(doc.file.lines, 1):
+        if ln.text.startswith(("<<<<<<< ", ">>>>>>> ")) or ln.text == "=======":
+            out.append(Finding("error", path, "merge conflict marker: resolve it by hand",
+                               line_no))
+    for it in doc.items:
+        if it.readonly_reason and it.readonly_reason != doc.readonly_reason:
+            out.append(Finding("warning", path, f"item is read-only: {it.readonly_reason}",
+                               it.line_no))
+        if it.category_raw and it.category_raw.lower() not in known:
+            out.append(Finding("warning", path, f"unknown category [{it.category_raw}] "
+                               f"(treated as 'other'; known: {', '.join(known)})", it.line_no))
+        if it.provisional and it.editable:
+            out.append(Finding("info", path, f"hand-written bullet without an id (provisional "
+                               f"id {it.id}; `doctor --fix` stamps it)", it.line_no))
+    for dup_id, items in doc.duplicate_ids.items():
+        lines = ", ".join(str(i.line_no) for i in items)
+        out.append(Finding("warning", path, f"duplicate id {dup_id} on lines {lines} "
+                           "(`doctor --fix` gives the later copies new ids)", items[1].line_no))
+    return out
+
+
+def _check_json_lines(backend: Any, path: str) -> list[Finding]:
+    import json
+
+    blob = backend.read(path)
+    if blob is None:
+        return []
+    out = []
+    for n, raw in enumerate(blob.data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            ok = isinstance(json.loads(raw), dict)
+        except ValueError:
+            ok = False
+        if not ok:
+            out.append(Finding("warning", path, "unreadable journal line (skipped)", n))
+    return out

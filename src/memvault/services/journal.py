@@ -1,0 +1,173 @@
+"""The experience journal (`.memvault/events.jsonl`) and tombstones (`tombstones.jsonl`).
+
+Both are append-only JSON lines, committed with the vault and merged across machines as
+unions of lines. Event ids dedupe retries: appending an event whose id is already there
+does nothing. A torn last line (a crash mid-append) is skipped when reading.
+
+Tombstones are content-free: a keyed hash (HMAC-SHA256 with the vault's
+`tombstone_salt`) of the normalised text, the record id and the time; never the text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from memvault.backends.base import Backend
+from memvault.core.bullets import normalise_text
+from memvault.layout import EVENTS, TOMBSTONES
+
+
+def new_event_id(prefix: str = "ev") -> str:
+    return f"{prefix}-{int(time.time())}-{secrets.token_hex(4)}"
+
+
+def _iter_json_lines(data: bytes) -> Iterator[dict[str, Any]]:
+    for raw in data.split(b"\n"):
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue  # a torn or hand-mangled line: skipped, reported by doctor
+        if isinstance(obj, dict):
+            yield obj
+
+
+def _dump(obj: dict[str, Any]) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+            + "\n").encode("utf-8")
+
+
+class EventLog:
+    """Append-only events, deduplicated by id."""
+
+    def __init__(self, backend: Backend, scope: str) -> None:
+        self.backend = backend
+        self.scope = scope
+
+    def read_all(self) -> list[dict[str, Any]]:
+        blob = self.backend.read(EVENTS)
+        return list(_iter_json_lines(blob.data)) if blob else []
+
+    def events(self, *, record: str | None = None, type_prefix: str | None = None,
+               all_scopes: bool = False) -> list[dict[str, Any]]:
+        out = []
+        for ev in self.read_all():
+            if not all_scopes and ev.get("scope", "default") != self.scope:
+                continue
+            if record is not None and ev.get("record") != record:
+                continue
+            if type_prefix is not None and not str(ev.get("type", "")).startswith(type_prefix):
+                continue
+            out.append(ev)
+        return out
+
+    def append(self, type_: str, *, event_id: str | None = None, **fields: Any) -> bool:
+        """Append one event; returns False when an event with this id already exists."""
+        return self.append_many([{"type": type_, "id": event_id, **fields}]) == 1
+
+    def append_many(self, events: Iterable[dict[str, Any]]) -> int:
+        """Append events (skipping ids already present); returns how many were added."""
+        with self.backend.lock():
+            existing = {ev.get("id") for ev in self.read_all()}
+            chunks = []
+            for ev in events:
+                ev = dict(ev)
+                ev["id"] = ev.get("id") or new_event_id()
+                if ev["id"] in existing:
+                    continue
+                existing.add(ev["id"])
+                full = {"id": ev.pop("id"), "ts": ev.pop("ts", int(time.time())),
+                        "type": ev.pop("type"), "scope": ev.pop("scope", self.scope), **ev}
+                chunks.append(_dump(full))
+            if chunks:
+                self.backend.append(EVENTS, b"".join(chunks), message="memvault: journal")
+            return len(chunks)
+
+    def purge_record(self, record: str) -> int:
+        """Remove every event about `record` (used by `forget --permanent`)."""
+        with self.backend.lock():
+            blob = self.backend.read(EVENTS)
+            if blob is None:
+                return 0
+            kept: list[bytes] = []
+            removed = 0
+            for raw in blob.data.split(b"\n"):
+                if not raw.strip():
+                    continue
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    kept.append(raw + b"\n")
+                    continue
+                if isinstance(obj, dict) and obj.get("record") == record and \
+                        obj.get("scope", "default") == self.scope:
+                    removed += 1
+                    continue
+                kept.append(raw + b"\n")
+            if removed:
+                self.backend.write(EVENTS, b"".join(kept), expected=blob.version,
+                                   message="memvault: purge forgotten record")
+            return removed
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    key: str
+    record: str
+    ts: int
+    kind: str
+
+
+class Tombstones:
+    """Content-free keys of forgotten and rejected texts."""
+
+    def __init__(self, backend: Backend, scope: str, salt: str) -> None:
+        self.backend = backend
+        self.scope = scope
+        self.salt = salt
+
+    def key_for(self, text: str) -> str:
+        msg = normalise_text(text).encode("utf-8", "surrogateescape")
+        return hmac.new(self.salt.encode(), msg, hashlib.sha256).hexdigest()[:32]
+
+    def _entries(self) -> list[dict[str, Any]]:
+        blob = self.backend.read(TOMBSTONES)
+        if blob is None:
+            return []
+        return [e for e in _iter_json_lines(blob.data) if e.get("scope", "default") == self.scope]
+
+    def active_keys(self) -> set[str]:
+        """Keys whose latest entry is a tombstone (a later `lifted` entry cancels it)."""
+        latest: dict[str, dict[str, Any]] = {}
+        for e in sorted(self._entries(), key=lambda e: e.get("ts", 0)):  # stable: file order
+            latest[str(e.get("key"))] = e
+        return {k for k, e in latest.items() if e.get("kind") != "lifted"}
+
+    def is_tombstoned(self, text: str) -> bool:
+        return self.key_for(text) in self.active_keys()
+
+    def add(self, text: str, record: str, kind: str = "forgotten") -> Tombstone:
+        ts = int(time.time())
+        stone = {"key": self.key_for(text), "record": record, "ts": ts, "kind": kind,
+                 "scope": self.scope}
+        self.backend.append(TOMBSTONES, _dump(stone), message="memvault: tombstone")
+        return Tombstone(stone["key"], record, ts, kind)
+
+    def lift(self, text: str, record: str) -> bool:
+        """Cancel a tombstone for `text` (an explicit `remember` by the user)."""
+        key = self.key_for(text)
+        if key not in self.active_keys():
+            return False
+        stone = {"key": key, "record": record, "ts": int(time.time()), "kind": "lifted",
+                 "scope": self.scope}
+        self.backend.append(TOMBSTONES, _dump(stone), message="memvault: lift tombstone")
+        return True

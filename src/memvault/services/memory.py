@@ -1,0 +1,253 @@
+"""Facts in Memory.md: remember, list, show, edit, forget, restore.
+
+Explicit facts are saved at once (the user is authoritative). Every change appends an
+event to the experience journal; forgetting removes the text from the memory files and
+writes a content-free tombstone. `--permanent` also removes the fact's past events, so
+no copy of the text is left in the vault.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memvault.core.bullets import (BulletDocument, normalise_text, render_new_item,
+                                   render_updated_item)
+from memvault.core.records import (FACT_CATEGORIES, Fact, check_category, check_record_text,
+                                   fact_from_item)
+from memvault.errors import InvalidInput, NotFound
+from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
+                                            load_bullet_file, new_record_id)
+
+if TYPE_CHECKING:
+    from memvault.services.vault import Vault
+
+NEAR_DUPLICATE_THRESHOLD = 88.0
+"""rapidfuzz `token_sort_ratio` (0-100) at or above which a new fact is a near-duplicate."""
+
+RECENT_COUNT = 8
+
+MEMORY_HEADER = (
+    "# Memory\n"
+    "\n"
+    "Long-term facts about the user. Edit a line to correct it; delete a line to forget it.\n"
+    "\n"
+)
+
+
+@dataclass(slots=True)
+class RememberResult:
+    fact: Fact
+    created: bool
+    near_duplicates: list[tuple[Fact, float]] = field(default_factory=list)
+    lifted_tombstone: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "fact": self.fact.to_dict(),
+            "near_duplicates": [{"id": f.id, "text": f.text, "score": round(s, 1)}
+                                for f, s in self.near_duplicates],
+            "lifted_tombstone": self.lifted_tombstone,
+        }
+
+
+@dataclass(slots=True)
+class ForgetResult:
+    forgotten: list[Fact]
+    permanent: bool
+    purged_events: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"forgotten": [{"id": f.id, "category": f.category} for f in self.forgotten],
+                "permanent": self.permanent, "purged_events": self.purged_events}
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+class MemoryService:
+    """Operations on one principal's Memory.md."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.backend = vault.backend
+        self.path = vault.layout.memory
+
+    # -- reading -----------------------------------------------------------------------
+
+    def document(self) -> BulletDocument:
+        return load_bullet_file(self.backend, self.path).doc
+
+    def all(self) -> list[Fact]:
+        """Every fact, in file order."""
+        return [fact_from_item(it, FACT_CATEGORIES) for it in self.document().items]
+
+    def list(self, *, all: bool = False, category: str | None = None,
+             limit: int | None = None) -> list[Fact]:
+        """Facts, most recently updated first (the 8 most recent unless `all`)."""
+        facts = self.all()
+        if category:
+            wanted = category.strip().lower()
+            facts = [f for f in facts if (f.category_raw or "other").lower() == wanted]
+        facts.sort(key=lambda f: (f.updated or 0), reverse=True)
+        if limit is not None:
+            return facts[:limit]
+        return facts if all else facts[:RECENT_COUNT]
+
+    def get(self, fact_id: str) -> Fact:
+        doc = self.document()
+        return fact_from_item(find_one_readable(doc, fact_id, self.path), FACT_CATEGORIES)
+
+    def history(self, fact_id: str) -> list[dict[str, Any]]:
+        return self.vault.events.events(record=fact_id)
+
+    # -- writing -----------------------------------------------------------------------
+
+    def remember(self, text: str, category: str | None = None, *, source: str = "cli",
+                 extra_meta: dict[str, str] | None = None) -> RememberResult:
+        """Save an explicit fact. An exact (normalised) duplicate is a no-op."""
+        text = check_record_text(text)
+        cat = check_category(category) if category else "other"
+        key = normalise_text(text)
+        near: list[tuple[Fact, float]] = []
+
+        def apply(doc: BulletDocument) -> RememberResult:
+            near.clear()
+            for it in doc.items:
+                if normalise_text(it.text) == key:
+                    raise NoChange(RememberResult(fact_from_item(it), created=False))
+            near.extend(_near_duplicates(text, doc))
+            fact_id = new_record_id({it.id for it in doc.items})
+            meta = {"id": fact_id, "updated": str(_now())}
+            if source and source != "cli":
+                meta["src"] = source
+            meta.update(extra_meta or {})
+            doc.insert_item(render_new_item(text, cat, meta))
+            item = doc.find(fact_id)[0]
+            return RememberResult(fact_from_item(item), created=True, near_duplicates=list(near))
+
+        result = edit_bullet_file(self.backend, self.path, apply,
+                                  message="memvault: remember a fact",
+                                  initial=MEMORY_HEADER.encode())
+        if result.created:
+            self.vault.events.append("fact.remembered", record=result.fact.id, text=text,
+                                     category=cat, source=source)
+            result.lifted_tombstone = self.vault.tombstones.lift(text, result.fact.id)
+        return result
+
+    def edit(self, fact_id: str, text: str | None = None,
+             category: str | None = None) -> Fact:
+        """Correct a fact: same id, `updated` bumped; an inferred fact becomes explicit."""
+        if text is None and category is None:
+            raise InvalidInput("nothing to change: give new text and/or --category")
+        new_text = check_record_text(text) if text is not None else None
+        new_cat = check_category(category) if category is not None else None
+        before: list[Fact] = []
+
+        def apply(doc: BulletDocument) -> Fact:
+            item = find_one(doc, fact_id, self.path)
+            before[:] = [fact_from_item(item)]
+            meta = dict(item.meta)
+            meta["id"] = item.id
+            meta["updated"] = str(_now())
+            if meta.get("auth") == "inferred":
+                meta["auth"] = "explicit"
+            doc.replace_item(item, render_updated_item(item, text=new_text, category=new_cat,
+                                                       meta=meta))
+            return fact_from_item(doc.find(fact_id)[0])
+
+        fact = edit_bullet_file(self.backend, self.path, apply, message="memvault: edit a fact")
+        self.vault.events.append("fact.edited", record=fact.id, text=fact.text,
+                                 previous_text=before[0].text if before else None,
+                                 category=fact.category)
+        return fact
+
+    def find_matches(self, query: str) -> list[Fact]:
+        """Facts whose id equals `query` or whose text contains it (case-insensitive)."""
+        q = query.strip()
+        if not q:
+            raise InvalidInput("give a text or an id to forget")
+        facts = self.all()
+        by_id = [f for f in facts if f.id == q]
+        if by_id:
+            return by_id
+        needle = q.casefold()
+        return [f for f in facts if needle in f.text.casefold()]
+
+    def forget(self, ids: list[str], *, permanent: bool = False,
+               reason: str = "forgotten") -> ForgetResult:
+        """Remove facts by id, tombstone their text, and (permanent) purge their history."""
+        wanted = list(dict.fromkeys(ids))
+        removed: list[Fact] = []
+
+        def apply(doc: BulletDocument) -> list[Fact]:
+            removed.clear()
+            items = [find_one(doc, fid, self.path) for fid in wanted]
+            for item in sorted(items, key=lambda it: it.start, reverse=True):
+                removed.append(fact_from_item(item))
+                doc.delete_item(item)
+            return removed
+
+        edit_bullet_file(self.backend, self.path, apply, message="memvault: forget facts")
+        purged = 0
+        for fact in removed:
+            self.vault.tombstones.add(fact.text, fact.id, kind=reason)
+            self.vault.scrub_text_elsewhere(fact.text)
+            if permanent:
+                purged += self.vault.events.purge_record(fact.id)
+            self.vault.events.append("fact.forgotten", record=fact.id,
+                                     permanent=permanent)
+        return ForgetResult(forgotten=list(reversed(removed)), permanent=permanent,
+                            purged_events=purged)
+
+    def clear(self, *, permanent: bool = False) -> ForgetResult:
+        ids = [f.id for f in self.all() if f.editable]
+        if not ids:
+            return ForgetResult([], permanent)
+        return self.forget(ids, permanent=permanent)
+
+    def restore(self, fact_id: str) -> Fact:
+        """Bring back a forgotten fact from its history (same id)."""
+        if self.document().find(fact_id):
+            raise InvalidInput(f"fact {fact_id!r} is not forgotten", path=self.path)
+        last = None
+        for ev in self.history(fact_id):
+            if ev.get("text"):
+                last = ev
+        if last is None:
+            raise NotFound(f"no history for {fact_id!r} (forgotten permanently, or never existed)")
+        text = str(last["text"])
+        category = str(last.get("category") or "other")
+
+        def apply(doc: BulletDocument) -> Fact:
+            meta = {"id": fact_id, "updated": str(_now())}
+            doc.insert_item(render_new_item(text, category, meta))
+            return fact_from_item(doc.find(fact_id)[0])
+
+        fact = edit_bullet_file(self.backend, self.path, apply, message="memvault: restore a fact",
+                                initial=MEMORY_HEADER.encode())
+        self.vault.tombstones.lift(text, fact_id)
+        self.vault.events.append("fact.restored", record=fact_id, text=text, category=category)
+        return fact
+
+
+def find_one_readable(doc: BulletDocument, fact_id: str, path: str):  # type: ignore[no-untyped-def]
+    found = doc.find(fact_id)
+    if not found:
+        raise NotFound(f"no fact with id {fact_id!r}", path=path)
+    return found[0]
+
+
+def _near_duplicates(text: str, doc: BulletDocument) -> list[tuple[Fact, float]]:
+    if not doc.items:
+        return []
+    from rapidfuzz import fuzz, process
+
+    choices = {i: it.text for i, it in enumerate(doc.items)}
+    hits = process.extract(text, choices, scorer=fuzz.token_sort_ratio,
+                           score_cutoff=NEAR_DUPLICATE_THRESHOLD, limit=3,
+                           processor=lambda s: normalise_text(s))
+    return [(fact_from_item(doc.items[idx]), float(score)) for _, score, idx in hits]

@@ -1,0 +1,157 @@
+"""The `Vault` service: the one object the CLI, the MCP server and Python callers use.
+
+It resolves where the vault is, reads its config, picks the backend, and hands out one
+service per capability (`vault.memory`, ...). Services are created on first use so a
+command pays only for what it touches.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memvault.backends.base import Backend
+from memvault.config import CONFIG_PATH, Config, locate_vault, parse_config
+from memvault.core.bullets import normalise_text
+from memvault.errors import InvalidInput
+from memvault.layout import Layout
+from memvault.services.journal import EventLog, Tombstones
+
+if TYPE_CHECKING:
+    from memvault.services.doctor import DoctorService
+    from memvault.services.memory import MemoryService
+
+
+class Vault:
+    """One vault, seen as one principal (the default, or `scope`)."""
+
+    def __init__(self, root: Path, backend: Backend, config: Config,
+                 scope: str | None = None) -> None:
+        self.root = root
+        self.backend = backend
+        self.config = config
+        self.layout = Layout.for_scope(config.home, scope)
+
+    # -- opening -----------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, *, scope: str | None = None,
+             create: bool = True, backend: Backend | None = None) -> Vault:
+        """Open the vault at `path` (or find it: see `memvault.config.locate_vault`).
+
+        `create=True` initialises a missing vault folder (the default per-user vault is
+        created on first use); `create=False` raises InvalidInput instead.
+        """
+        root, _how = locate_vault(path)
+        scope = scope if scope is not None else (os.environ.get("MEMVAULT_SCOPE") or None)
+        if backend is None:
+            if root.exists() and not root.is_dir():
+                raise InvalidInput("vault path is a file, not a folder", path=str(root))
+            if not root.exists():
+                if not create:
+                    raise InvalidInput("no vault here (run `memvault init`)", path=str(root))
+                from memvault.services.setup import init_vault
+
+                init_vault(root)
+            from memvault.backends.fs import FsBackend
+
+            local: Backend = FsBackend(root)
+            blob = local.read(CONFIG_PATH)
+            config = parse_config(blob.data if blob else None)
+            backend = local
+            chosen = os.environ.get("MEMVAULT_BACKEND") or config.backend
+            if chosen != "fs":
+                backend = _remote_backend(chosen, config)
+                remote_blob = backend.read(CONFIG_PATH)
+                if remote_blob is not None:
+                    config = parse_config(remote_blob.data)
+        else:
+            blob = backend.read(CONFIG_PATH)
+            config = parse_config(blob.data if blob else None)
+        return cls(root, backend, config, scope)
+
+    # -- services ----------------------------------------------------------------------
+
+    @cached_property
+    def events(self) -> EventLog:
+        return EventLog(self.backend, self.layout.scope_name)
+
+    @cached_property
+    def tombstones(self) -> Tombstones:
+        return Tombstones(self.backend, self.layout.scope_name, self._salt())
+
+    @cached_property
+    def memory(self) -> MemoryService:
+        from memvault.services.memory import MemoryService
+
+        return MemoryService(self)
+
+    @cached_property
+    def doctor(self) -> DoctorService:
+        from memvault.services.doctor import DoctorService
+
+        return DoctorService(self)
+
+    # -- helpers shared by services ----------------------------------------------------
+
+    def _salt(self) -> str:
+        """The tombstone key; created (one config line) the first time one is needed."""
+        if self.config.tombstone_salt:
+            return self.config.tombstone_salt
+        import secrets
+
+        from memvault.backends.base import MISSING
+        from memvault.config import set_config_line
+
+        with self.backend.lock():
+            blob = self.backend.read(CONFIG_PATH)
+            current = parse_config(blob.data if blob else None)
+            if not current.tombstone_salt:
+                salt = secrets.token_hex(16)
+                text = blob.data.decode("utf-8") if blob else ""
+                new = set_config_line(text, "tombstone_salt", f'"{salt}"')
+                if not new.endswith("\n"):
+                    new += "\n"
+                self.backend.write(CONFIG_PATH, new.encode("utf-8"),
+                                   expected=blob.version if blob else MISSING,
+                                   message="memvault: add tombstone salt")
+                current.tombstone_salt = salt
+        self.config.tombstone_salt = current.tombstone_salt
+        return current.tombstone_salt
+
+    def scrub_text_elsewhere(self, text: str) -> int:
+        """Remove items with this exact (normalised) text from Lessons.md and Inbox.md."""
+        from memvault.services.bullet_files import NoChange, edit_bullet_file, load_bullet_file
+
+        key = normalise_text(text)
+        removed = 0
+        for path in (self.layout.lessons, self.layout.inbox):
+            loaded = load_bullet_file(self.backend, path)
+            if not loaded.exists or not any(normalise_text(i.text) == key and i.editable
+                                            for i in loaded.doc.items):
+                continue
+
+            def apply(doc, key=key):  # type: ignore[no-untyped-def]
+                hits = [i for i in doc.items if normalise_text(i.text) == key and i.editable]
+                if not hits:
+                    raise NoChange(0)
+                for it in sorted(hits, key=lambda i: i.start, reverse=True):
+                    doc.delete_item(it)
+                return len(hits)
+
+            removed += edit_bullet_file(self.backend, path, apply,
+                                        message="memvault: scrub forgotten text")
+        return removed
+
+
+def _remote_backend(name: str, config: Config) -> Backend:
+    if name == "github":
+        try:
+            from memvault.backends.github import GithubBackend  # type: ignore[import-not-found]
+        except ImportError:
+            raise InvalidInput("the github backend is not available in this version",
+                               path=CONFIG_PATH) from None
+        return GithubBackend.from_config(config)  # type: ignore[no-any-return]
+    raise InvalidInput(f"unknown backend {name!r} (use fs or github)", path=CONFIG_PATH)

@@ -1,0 +1,69 @@
+"""Shared fixtures. Every test runs against a fresh vault in a temp folder, with all
+per-user state (HOME, XDG_DATA_HOME, MEMVAULT_*) pointed at the temp folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memvault import Vault
+from memvault.cli.app import app
+from memvault.services.setup import init_vault
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    for var in list(os.environ):
+        if var.startswith("MEMVAULT_") or var in ("GITHUB_TOKEN", "EDITOR", "VISUAL"):
+            monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def vault_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    init_vault(root)
+    return root
+
+
+@pytest.fixture
+def vault(vault_dir: Path) -> Vault:
+    return Vault.open(vault_dir)
+
+
+class Cli:
+    """Runs the real Typer app in-process against one vault."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, input: str | None = None, expect: int | None = 0):
+        result = self.runner.invoke(app, ["--vault", str(self.root), *args], input=input)
+        if expect is not None:
+            assert result.exit_code == expect, (
+                f"exit {result.exit_code} != {expect}\nstdout: {result.stdout}\n"
+                f"stderr: {result.stderr}\nexception: {result.exception!r}")
+        return result
+
+
+@pytest.fixture
+def cli(vault_dir: Path) -> Cli:
+    return Cli(vault_dir)
+
+
+def run_memvault(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+                 input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run `python -m memvault` as a real subprocess."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "memvault", *args], cwd=cwd, env=full_env,
+                          input=input, capture_output=True, text=True, timeout=timeout)
