@@ -36,7 +36,21 @@ class AppState:
             from memvault.services.vault import Vault
 
             self._vault = Vault.open(self.vault_path, scope=self.scope)
+            self._apply_inbox_edits(self._vault)
         return self._vault
+
+    def _apply_inbox_edits(self, vault: Vault) -> None:
+        """Boxes ticked (accept) or lines deleted (reject) in Obsidian take effect now."""
+        from memvault.errors import VaultError
+
+        try:
+            applied = vault.proposals.apply_inbox_edits()
+        except VaultError as exc:
+            warn(f"inbox edits not applied: {exc}")
+            return
+        if not self.quiet:
+            for action, record in applied:
+                sys.stderr.write(f"inbox: {action} {record.id} {record.text!r}\n")
 
 
 def state(ctx: typer.Context) -> AppState:

@@ -63,6 +63,22 @@ class Fact:
     def editable(self) -> bool:
         return self.readonly_reason is None
 
+    @property
+    def kind(self) -> str:
+        """For Inbox.md proposals: "fact" or "lesson"."""
+        return self.meta.get("kind", "fact")
+
+    @property
+    def evidence(self) -> list[str]:
+        """For lessons: the experience ids (event ids, trade hashes) it rests on."""
+        raw = self.meta.get("evidence", "")
+        return [e for e in raw.split(",") if e]
+
+    @property
+    def ticked(self) -> bool:
+        """For Inbox.md proposals: the task box is ticked (accepted in Obsidian)."""
+        return self.task in ("x", "X")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -76,6 +92,8 @@ class Fact:
             "provisional_id": self.provisional,
             "read_only": self.readonly_reason,
             "meta": dict(self.meta),
+            **({"kind": self.kind, "evidence": self.evidence, "ticked": self.ticked}
+               if self.task is not None else {}),
         }
 
 

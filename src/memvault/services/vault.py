@@ -22,6 +22,8 @@ from memvault.services.journal import EventLog, Tombstones
 if TYPE_CHECKING:
     from memvault.services.doctor import DoctorService
     from memvault.services.memory import MemoryService
+    from memvault.services.proposals import ProposalService
+    from memvault.services.proposals import ProposalService
 
 
 class Vault:
@@ -87,6 +89,12 @@ class Vault:
         from memvault.services.memory import MemoryService
 
         return MemoryService(self)
+
+    @cached_property
+    def proposals(self) -> ProposalService:
+        from memvault.services.proposals import ProposalService
+
+        return ProposalService(self)
 
     @cached_property
     def doctor(self) -> DoctorService:

@@ -1,0 +1,270 @@
+"""Proposals in Inbox.md: nothing the user did not state is saved without review.
+
+A proposal is a task bullet in Inbox.md (the shared bullet grammar)::
+
+    - [ ] I prefer concise summaries [communication] <!-- id:p7f3a1 kind:fact src:chat proposed:1784594521 -->
+
+- `propose` adds one (deduped against Memory.md, Lessons.md and the inbox; refused when
+  its text was forgotten or rejected before — the tombstone check is content-free).
+- `accept` moves it into Memory.md (kind fact) or Lessons.md (kind lesson), keeping its
+  id; `correct` accepts it with the user's wording (which makes it explicit); `reject`
+  removes it and writes a tombstone so it is never proposed again.
+- `apply_inbox_edits` applies what the user did in Obsidian: a ticked box accepts, a
+  deleted line rejects. It writes nothing when there is nothing to apply.
+
+This service never writes Policy.md or any limit: an accepted proposal is only text.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memvault.core.bullets import BulletDocument, normalise_text, render_new_item
+from memvault.core.records import (FACT_CATEGORIES, LESSON_CATEGORIES, Fact, check_category,
+                                   check_record_text, fact_from_item)
+from memvault.errors import InvalidInput
+from memvault.layout import EVENTS
+from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
+                                            load_bullet_file, new_record_id)
+
+if TYPE_CHECKING:
+    from memvault.services.vault import Vault
+
+MAX_PER_TURN = 3
+INBOX_HEADER = (
+    "# Inbox\n\n"
+    "Proposals waiting for your review. Tick a box (`- [x]`) to accept it, delete the line\n"
+    "to reject it, or run `memvault review`. Nothing here is used until you accept it.\n\n"
+)
+LESSONS_HEADER = (
+    "# Lessons\n\n"
+    "How the assistant should work with this user, accepted by the user. One bullet per\n"
+    "lesson; `evidence:` names the journal events or trades it rests on.\n\n"
+)
+KINDS = ("fact", "lesson")
+INBOX_CATEGORIES = FACT_CATEGORIES + LESSON_CATEGORIES
+
+
+@dataclass(slots=True)
+class ProposeResult:
+    """What happened to one candidate: `status` is proposed, duplicate, tombstoned,
+    learning-off or over-limit; `proposal` is set when it is in the inbox."""
+
+    status: str
+    text: str
+    proposal: Fact | None = None
+    existing_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "text": self.text,
+                "proposal": self.proposal.to_dict() if self.proposal else None,
+                "existing_id": self.existing_id}
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+class ProposalService:
+    """The inbox of one principal."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.backend = vault.backend
+        self.path = vault.layout.inbox
+
+    # -- reading -----------------------------------------------------------------------
+
+    def list(self) -> list[Fact]:
+        doc = load_bullet_file(self.backend, self.path).doc
+        return [fact_from_item(it, INBOX_CATEGORIES) for it in doc.items]
+
+    def get(self, proposal_id: str) -> Fact:
+        doc = load_bullet_file(self.backend, self.path).doc
+        return fact_from_item(find_one(doc, proposal_id, self.path), INBOX_CATEGORIES)
+
+    # -- proposing ---------------------------------------------------------------------
+
+    def propose(self, text: str, category: str | None = None, *, kind: str = "fact",
+                source: str = "agent", authority: str = "inferred",
+                evidence: list[str] | None = None, automatic: bool = False,
+                extra_meta: dict[str, str] | None = None) -> ProposeResult:
+        """Add one proposal to the inbox (see module doc for what is refused)."""
+        if kind not in KINDS:
+            raise InvalidInput(f"kind must be fact or lesson, not {kind!r}")
+        text = check_record_text(text)
+        known = LESSON_CATEGORIES if kind == "lesson" else FACT_CATEGORIES
+        cat = check_category(category, known) if category else ("other" if kind == "fact"
+                                                                else None)
+        if cat is None:
+            raise InvalidInput("a lesson needs a --category: " + ", ".join(LESSON_CATEGORIES))
+        if automatic and not self.vault.config.learning:
+            return ProposeResult("learning-off", text)
+        if self.vault.tombstones.is_tombstoned(text):
+            return ProposeResult("tombstoned", text)
+        existing = self._accepted_with_text(text)
+        if existing:
+            return ProposeResult("duplicate", text, existing_id=existing)
+        key = normalise_text(text)
+
+        def apply(doc: BulletDocument) -> ProposeResult:
+            for it in doc.items:
+                if normalise_text(it.text) == key:
+                    raise NoChange(ProposeResult("duplicate", text, existing_id=it.id))
+            pid = new_record_id({it.id for it in doc.items})
+            meta = {"id": pid, "kind": kind, "src": source, "proposed": str(_now())}
+            if authority == "inferred":
+                meta["auth"] = "inferred"
+            if evidence:
+                meta["evidence"] = ",".join(evidence)
+            meta.update(extra_meta or {})
+            doc.insert_item(render_new_item(text, cat, meta, task=" "))
+            return ProposeResult("proposed", text,
+                                 proposal=fact_from_item(doc.find(pid)[0], INBOX_CATEGORIES))
+
+        result = edit_bullet_file(self.backend, self.path, apply,
+                                  message="memvault: new proposal",
+                                  initial=INBOX_HEADER.encode())
+        if result.proposal is not None:
+            p = result.proposal
+            self.vault.events.append("proposal.proposed", record=p.id, text=p.text,
+                                     category=p.category_raw, kind=kind, source=source,
+                                     evidence=evidence or [])
+        return result
+
+    def propose_many(self, candidates: list[tuple[str, str | None]], *, source: str,
+                     automatic: bool = True, kind: str = "fact") -> list[ProposeResult]:
+        """Propose candidates from one chat turn: at most 3 reach the inbox."""
+        results: list[ProposeResult] = []
+        proposed = 0
+        for text, category in candidates:
+            if proposed >= MAX_PER_TURN:
+                results.append(ProposeResult("over-limit", text))
+                continue
+            res = self.propose(text, category, kind=kind, source=source, automatic=automatic)
+            proposed += res.status == "proposed"
+            results.append(res)
+        return results
+
+    def _accepted_with_text(self, text: str) -> str | None:
+        key = normalise_text(text)
+        for path in (self.vault.layout.memory, self.vault.layout.lessons):
+            for it in load_bullet_file(self.backend, path).doc.items:
+                if normalise_text(it.text) == key:
+                    return it.id
+        return None
+
+    # -- deciding ----------------------------------------------------------------------
+
+    def accept(self, proposal_id: str, *, text: str | None = None,
+               category: str | None = None) -> Fact:
+        """Move a proposal into Memory.md or Lessons.md (same id). With `text` or
+        `category`, the user's correction is used and the record becomes explicit."""
+        proposal = self.get(proposal_id)
+        corrected = text is not None or category is not None
+        new_text = check_record_text(text) if text is not None else proposal.text
+        known = LESSON_CATEGORIES if proposal.kind == "lesson" else FACT_CATEGORIES
+        new_cat = check_category(category, known) if category else (
+            proposal.category_raw or "other")
+        target = self.vault.layout.lessons if proposal.kind == "lesson" else \
+            self.vault.layout.memory
+        meta = {"id": proposal.id, "updated": str(_now())}
+        for key in ("src", "evidence"):
+            if proposal.meta.get(key):
+                meta[key] = proposal.meta[key]
+        if proposal.authority == "inferred" and not corrected:
+            meta["auth"] = "inferred"
+            meta["status"] = "trial"
+
+        def add(doc: BulletDocument) -> Fact:
+            if doc.find(proposal.id):  # already accepted (a retry after a crash)
+                raise NoChange(fact_from_item(doc.find(proposal.id)[0], known))
+            doc.insert_item(render_new_item(new_text, new_cat, meta))
+            return fact_from_item(doc.find(proposal.id)[0], known)
+
+        from memvault.services.memory import MEMORY_HEADER
+
+        header = LESSONS_HEADER if proposal.kind == "lesson" else MEMORY_HEADER
+        fact = edit_bullet_file(self.backend, target, add, message="memvault: accept proposal",
+                                initial=header.encode())
+        self._remove(proposal.id)
+        self.vault.events.append("proposal.accepted", record=proposal.id, text=new_text,
+                                 category=new_cat, kind=proposal.kind, corrected=corrected)
+        if corrected:
+            self.vault.tombstones.lift(new_text, proposal.id)
+        return fact
+
+    def correct(self, proposal_id: str, text: str, category: str | None = None) -> Fact:
+        return self.accept(proposal_id, text=text, category=category)
+
+    def reject(self, proposal_id: str) -> Fact:
+        """Remove a proposal and remember (content-free) never to propose it again."""
+        proposal = self.get(proposal_id)
+        self._remove(proposal.id)
+        self.vault.tombstones.add(proposal.text, proposal.id, kind="rejected")
+        self.vault.events.append("proposal.rejected", record=proposal.id)
+        return proposal
+
+    def _remove(self, proposal_id: str) -> None:
+        def drop(doc: BulletDocument) -> None:
+            found = doc.find(proposal_id)
+            if not found:
+                raise NoChange(None)
+            doc.delete_item(found[0])
+
+        edit_bullet_file(self.backend, self.path, drop, message="memvault: resolve proposal")
+
+    # -- edits made in Obsidian --------------------------------------------------------
+
+    def pending_ids(self) -> dict[str, dict[str, Any]]:
+        """Proposals the journal says are waiting (proposed, not yet resolved)."""
+        blob = self.backend.read(EVENTS)
+        if blob is None or b'"proposal.' not in blob.data:
+            return {}
+        scope = self.vault.layout.scope_name
+        pending: dict[str, dict[str, Any]] = {}
+        for raw in blob.data.split(b"\n"):
+            if b'"proposal.' not in raw:
+                continue
+            try:
+                ev = json.loads(raw)
+            except ValueError:
+                continue
+            if ev.get("scope", "default") != scope:
+                continue
+            kind = ev.get("type")
+            if kind == "proposal.proposed":
+                pending[str(ev.get("record"))] = ev
+            elif kind in ("proposal.accepted", "proposal.rejected", "proposal.withdrawn"):
+                pending.pop(str(ev.get("record")), None)
+        return pending
+
+    def apply_inbox_edits(self) -> list[tuple[str, Fact]]:
+        """Accept ticked proposals and reject deleted ones. Returns (action, record)."""
+        loaded = load_bullet_file(self.backend, self.path)
+        ticked = [fact_from_item(it, INBOX_CATEGORIES) for it in loaded.doc.items
+                  if it.task in ("x", "X") and it.editable and not it.provisional]
+        done: list[tuple[str, Fact]] = []
+        for p in ticked:
+            done.append(("accepted", self.accept(p.id)))
+        pending = self.pending_ids()
+        if not pending:
+            return done
+        present = {it.id for it in load_bullet_file(self.backend, self.path).doc.items}
+        for pid, ev in pending.items():
+            if pid in present:
+                continue
+            text = str(ev.get("text") or "")
+            fact = Fact(id=pid, text=text, category=str(ev.get("category") or "other"),
+                        category_raw=ev.get("category"), updated=None, line=0)
+            if text and not self.vault.tombstones.is_tombstoned(text) and \
+                    not self._accepted_with_text(text):
+                self.vault.tombstones.add(text, pid, kind="rejected")
+                self.vault.events.append("proposal.rejected", record=pid, via="inbox-deletion")
+                done.append(("rejected", fact))
+            else:
+                self.vault.events.append("proposal.withdrawn", record=pid)
+        return done
