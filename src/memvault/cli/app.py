@@ -14,8 +14,11 @@ import typer
 from typer.core import TyperGroup
 
 from memvault import __version__
+from memvault.cli.coercion import install_plain_coercion
 from memvault.cli.state import AppState
 from memvault.errors import VaultError
+
+install_plain_coercion()  # plain str/bool options without importing pydantic
 
 
 class _RootGroup(TyperGroup):
