@@ -1,0 +1,417 @@
+"""The built-in extractor: explicit durable statements about the user, by pure rules.
+
+`extract_statements(user_text)` splits the user's words into statements and keeps the
+ones that are durable facts about the user: preferences ("I prefer…", "I like…"),
+identity ("my name is…", "call me…", "I live in…"), projects ("I work on…", "my main
+project is…") and standing instructions ("from now on…", "always…", "never…"). It
+rejects one-off wording ("this time", "for now", "right now", "in this chat"…),
+questions, hypotheticals ("if I were…", "would I…"), hedges, statements about other
+people, quoted speech and requests about the current task.
+
+Rewriting is trimming only: fillers before the statement ("Oh, and", "btw", "please
+note that") and final punctuation are cut and the first letter is capitalised; the
+user's words are never paraphrased. `is_durable_text` is the same filter for text that
+came from elsewhere (the LLM extractor runs its answers through it).
+
+Offline and deterministic; no I/O. This module must never call a model or the network.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_STATEMENT_CHARS = 280
+
+# -- vocabularies ----------------------------------------------------------------------------
+
+_ONE_OFF = re.compile(
+    r"\b(?:this time|for now|just today|today|tonight|tomorrow|yesterday|in this chat|"
+    r"in this conversation|(?:for|in) this (?:session|thread|reply|response|answer|message)|"
+    r"right now|at the moment|for the moment|just this once|this once|just once|"
+    r"temporar(?:y|ily)|for the time being|for a while|for a bit|this (?:morning|afternoon|"
+    r"evening|week|weekend|month)|until (?:tomorrow|tonight|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday|next week|i get back|the meeting)|"
+    r"(?:in|for|on|of|to) (?:this|these|that) (?:file|files|function|snippet|code|script|"
+    r"email|draft|doc|document|essay|paragraph|sentence|list|table|query|pr|pull request|"
+    r"commit|bug|error|issue|one|page|slide|slides|report|post|section|example|case|task|"
+    r"request|question|chat|conversation|thread|answer|reply|response|message|output|"
+    r"summary|translation|test|diff|branch|meeting|call|trip|ticket)|"
+    r"(?:this|the) (?:above|below)|(?:just|only) for (?:this|now|today|me now)|"
+    r"(?:just|only) here|here\b\W*$|instead this|next (?:answer|reply|response|message)|"
+    r"one-off|one off|at this point|"
+    r"\b(?:this|that|these|those) (?:answer|answers|response|reply|message|version|draft|one|"
+    r"output|code|snippet|example|idea|suggestion|explanation|solution|summary|chat|"
+    r"conversation|thread|article|text|plan|option|recipe|list)\b)", re.I)
+
+_QUESTION_START = re.compile(
+    r"^(?:what|why|how|when|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|"
+    r"could|would|should|shall|will|may|might|have|has|had)\b(?!n't)", re.I)
+
+_HYPOTHETICAL = re.compile(
+    r"\b(?:if (?:i|we) (?:were|was|had|could|ever|did|didn't|became|moved|switched|decided|"
+    r"wanted|won|lost|started|got|went|lived|worked|changed|chose|quit|stopped|gave|"
+    r"would|might|should|happen)|what if|suppose|supposing|imagine|hypothetical(?:ly)?|"
+    r"in theory|let's say|lets say|say i|pretend|would i|should i|could i|might i|"
+    r"i would(?! like you to (?:always|never))|i'd(?! like you to (?:always|never))|"
+    r"i wonder|wondering|in a world|someday|some day|one day|i wish|i hope|hopefully|"
+    r"i might|i may|maybe|perhaps|probably|not sure|unsure|i guess|i suppose|"
+    r"i think i|i'm thinking|i am thinking|thinking (?:about|of)|considering|"
+    r"planning to|plan to|i'm going to|i am going to|i'll|i will|would be|could be|"
+    r"would have|could have|should have)\b", re.I)
+
+_PAST_OR_CHANGE = re.compile(
+    r"\b(?:i used to|i once|i previously|i formerly|back when|when i was|"
+    r"i used to be|years ago|last (?:year|month|week)|in the past|as a kid|as a child|"
+    r"i never (?:said|did|was|had|went|told|got|saw|made|knew|thought|meant|asked|"
+    r"tried|used|liked|wanted|heard|\w+ed)\b)", re.I)
+
+_OTHER_PERSON_NOUNS = (
+    r"wife|husband|partner|spouse|girlfriend|boyfriend|son|daughter|kid|kids|child|"
+    r"children|baby|mom|mum|mother|dad|father|parents?|brother|sister|siblings?|cousin|"
+    r"aunt|uncle|grandma|grandpa|grandmother|grandfather|friend|friends|boss|manager|"
+    r"colleague|colleagues|coworker|coworkers|co-worker|teammate|teammates|team|client|"
+    r"clients|customer|customers|neighbou?r|roommate|flatmate|landlord|teacher|professor|"
+    r"advisor|supervisor|students?|doctor|dog|cat|pet|users|readers|audience|family|"
+    r"lead|cto|ceo|intern|mentor|fiance|fiancee|niece|nephew")
+
+_REPORTED = re.compile(
+    r"\b(?:said|says|told me|tells me|told us|asked me|asks me|wrote|writes|tweeted|"
+    r"mentioned|claims|claimed|insists|insisted|according to|reckons|thinks|believes|"
+    r"argues|argued)\b", re.I)
+
+_THIRD_PERSON_START = re.compile(
+    rf"^(?:(?:my|our|his|her|their|the|a|an) (?:\w+ )?(?:{_OTHER_PERSON_NOUNS})\b|"
+    r"(?:he|she|they|we|it|everyone|everybody|someone|somebody|people|nobody)\b|"
+    r"you\b(?! (?:should|must|need to) (?:always|never))|"
+    r"[A-Z][a-z]+ (?:prefers|likes|loves|hates|always|never|works|lives|is|was|wants|uses|"
+    r"says|said|thinks))")
+
+# A statement about the user must contain one of these (first person or an imperative).
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i am|my|me|mine)\b", re.I)
+
+_SELF_NOUNS = (
+    r"name|full name|first name|last name|nickname|handle|username|pronouns|job|job title|"
+    r"title|role|position|profession|occupation|background|degree|major|field|"
+    r"specialty|speciality|expertise|timezone|time zone|native language|first language|"
+    r"mother tongue|language|languages|birthday|location|hometown|home town|city|country|"
+    r"email|editor|ide|os|operating system|stack|tech stack|setup|shell|keyboard|laptop|"
+    r"(?:main|current|side|day-to-day|primary|own|personal|pet|big|biggest|latest|"
+    r"thesis|research|phd|open[- ]source)?\s?(?:project|projects|repo|repository|codebase|"
+    r"product|app|startup|company|business|thesis|dissertation|book|research|research area|"
+    r"focus|area|work|day job|goal|goals)|"
+    r"(?:favou?rite|preferred|go-to|usual|default)\s+\w+(?:\s+\w+)?|diet|allergy|allergies|"
+    r"hobby|hobbies|workflow|team name|github|website|blog|preference|preferences")
+
+# Trigger patterns: (regex over the trimmed statement, kind).
+_TRIGGERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.I), kind) for p, kind in (
+        # identity
+        (r"^my name(?:'s| is)\b", "identity"),
+        (r"^(?:please )?(?:call me|address me as|refer to me as)\b", "identity"),
+        (r"^(?:i'm|i am) (?:called|known as|named)\b", "identity"),
+        (r"^my (?:pronouns|native language|first language|mother tongue|timezone|time zone|"
+         r"birthday|job title|job|role|title|profession|occupation|background|degree|"
+         r"hometown|home town|location|nationality|email|handle|username|nickname|diet|"
+         r"allerg(?:y|ies))(?:'s| is| are)\b", "identity"),
+        (r"^(?:i live|i'm based|i am based|i reside|i'm located|i am located|i'm from|i am "
+         r"from|i come from|i grew up)\b", "identity"),
+        (r"^i (?:work|am working|'m working) (?:as|at|for|in)\b", "identity"),
+        (r"^(?:i'm|i am) (?:a|an) (?!(?:bit|little|tad|lot|big fan|fan)\b)[\w-]+", "identity"),
+        (r"^(?:i'm|i am) (?:vegan|vegetarian|left-handed|right-handed|colou?r-?blind|"
+         r"dyslexic|deaf|blind|allergic|lactose|gluten|fluent|bilingual|trilingual|"
+         r"a native|retired|self-employed|freelance|married|single|based)\b", "identity"),
+        (r"^i (?:speak|have (?:\w+ )?(?:years|a degree|a phd|a masters|a master's|a "
+         r"background|dyslexia|adhd|a cat|a dog))\b", "identity"),
+        (r"^i(?:'ve| have) been (?:a|an|working|coding|programming|writing|teaching|"
+         r"living)\b", "identity"),
+        (r"^i (?:teach|study|studied|majored|hold)\b", "identity"),
+        (r"^i (?:mainly |mostly |primarily |usually )?(?:work|code|program|develop|write|"
+         r"build things) (?:mainly |mostly |primarily |almost exclusively |only )?"
+         r"(?:in|with)\b", "identity"),
+        (r"^i work (?:remotely|from home|nights|part[- ]time|full[- ]time|freelance|shifts)\b",
+         "identity"),
+        (r"^(?:i'm|i am|i run|i'm running|i am running|i develop|i work) on (?:windows|linux|"
+         r"macos|mac ?os|a mac|ubuntu|debian|fedora|arch|nixos|chromeos|android|ios|wsl|"
+         r"an? (?:m1|m2|m3|intel|amd|linux|windows|mac)\b)", "identity"),
+        (r"^i (?:don't |do not |never )?(?:eat|drink)\b", "preference"),
+        # projects
+        (r"^i (?:mainly |mostly |primarily |usually )?(?:work on|develop|maintain|build|run|"
+         r"manage|lead|own|contribute to)\b", "project"),
+        (r"^(?:i'm|i am) (?:currently |mainly |mostly )?(?:working on|building|developing|"
+         r"maintaining|writing|the maintainer|the author|the founder|a maintainer|"
+         r"a contributor|leading|researching|learning|studying)\b", "project"),
+        (rf"^my (?:{_SELF_NOUNS})(?: (?:on|at|for|in) [\w.-]+)?(?:'s| is| are| was built| uses|"
+         r" runs| lives| targets)\b",
+         "project"),
+        # preferences
+        (r"^i (?:really |strongly |generally |usually |mostly |much |definitely |"
+         r"always |just )?(?:prefer|like|love|enjoy|hate|dislike|detest|loathe|"
+         r"appreciate|favou?r|value|can't stand|cannot stand|can't bear|don't like|"
+         r"do not like|don't want|do not want|don't enjoy|don't care for|don't need|"
+         r"do not need|avoid|use|work best|learn best|read best|think best)\b", "preference"),
+        (r"^(?:i'm|i am) (?:a (?:big |huge )?fan of|not a fan of|into|partial to|"
+         r"comfortable with|more comfortable|most comfortable|used to working|"
+         r"allergic to|picky about|particular about)\b", "preference"),
+        (r"^i (?:usually|typically|normally|always|never|mostly|tend to|generally|rarely|"
+         r"often|only)\b", "preference"),
+        (r"^(?:my (?:favou?rite|preferred|go-to|usual|default)\b)", "preference"),
+        # standing instructions
+        (r"^(?:from now on|going forward|moving forward|in (?:the )?future|in all future|"
+         r"for all future|for future|henceforth|from here on(?: out)?|by default|as a rule|"
+         r"in general|generally|whenever|every time|each time|any time|anytime)\b",
+         "instruction"),
+        (r"^(?:please )?(?:always|never(?! mind)|don't ever|do not ever|never ever)\b",
+         "instruction"),
+        (r"^(?:please )?(?:remember|keep in mind|note|bear in mind|don't forget) that\b",
+         "instruction"),
+        (r"^(?:i (?:always )?want you to|i'd like you to|i would like you to) "
+         r"(?:always|never)\b", "instruction"),
+        (r"^(?:you should|you must|you need to) (?:always|never)\b", "instruction"),
+        (r"^(?:when|whenever|if) (?:i|you) (?:ask|send|share|paste|request|write|give|mention|"
+         r"say|upload|show|answer|reply|respond|explain|summari[sz]e|suggest|recommend|"
+         r"review|translate|draft|code)\b.*\b(?:always|never|please|make sure|use|"
+         r"include|avoid|don't|do not)\b", "instruction"),
+    ))
+
+# Fillers cut from the front of a statement (trimming only).
+_LEADING_FILLER = re.compile(
+    r"^(?:(?:oh|ah|ok|okay|so|well|also|and|but|plus|btw|by the way|fyi|hey|hi|hello|"
+    r"anyway|anyways|actually|honestly|basically|just so you know|just fyi|for the record|"
+    r"for context|for your information|as (?:i|you) (?:said|know|mentioned)|one more thing|"
+    r"another thing|quick note|note|side note|reminder|ps|p\.s\.|heads up|also note|"
+    r"one thing|important|oh and|and also|yes|yeah|no|nope|sure|thanks|thank you|"
+    r"great|cool|alright|right|please note|first|firstly|second|secondly|third|thirdly|"
+    r"finally|lastly|additionally|besides|otherwise|sorry|please remember|remember|keep in mind|"
+    r"bear in mind|please keep in mind|please)\b[\s,:;.!-]*)+", re.I)
+_REMEMBER_THAT = re.compile(
+    r"^(?:please )?(?:remember|note|keep in mind|bear in mind|don't forget|do not forget)"
+    r" that\s+", re.I)
+
+_TOPICS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("research", re.compile(
+        r"\b(?:sources?|cite|citing|citation|citations|references?|papers?|studies|study|"
+        r"evidence|peer[- ]reviewed|primary sources|fact[- ]check\w*|wikilinks?|links? to|"
+        r"bibliograph\w*|arxiv|journals?|data sources?|research)\b", re.I)),
+    ("presentation", re.compile(
+        r"\b(?:tables?|bullet(?:s| points?)?|lists?|markdown|headings?|headers?|format\w*|"
+        r"layout|charts?|graphs?|diagrams?|code blocks?|bold|italics?|emojis?|font|"
+        r"numbered|tl;?dr|summary at the top|sections?|columns?|dark mode|visuals?|"
+        r"latex|screenshots?|metric units|units|date format|iso dates?|24-hour)\b", re.I)),
+    ("workflow", re.compile(
+        r"\b(?:commits?|git|branch\w*|pull requests?|prs?|tests?|testing|tdd|ci|deploy\w*|"
+        r"editor|vim|neovim|emacs|vs ?code|ide|terminal|shell|tabs|spaces|indent\w*|"
+        r"linters?|lint\w*|type hints?|docstrings?|refactor\w*|code review|pair "
+        r"programming|standups?|tickets?|jira|kanban|pomodoro|workflow|scripts?|"
+        r"makefile|docker|kubernetes|pytest|cli|keyboard shortcuts?|dotfiles)\b", re.I)),
+    ("communication", re.compile(
+        r"\b(?:answers?|responses?|replies|reply|respond|explain\w*|explanations?|tone|"
+        r"concise|brief|short|long|verbose|terse|detail\w*|jargon|formal|casual|friendly|"
+        r"polite|direct|preamble|small talk|apologi\w+|summar\w+|language|english|french|"
+        r"german|spanish|japanese|chinese|write|writing|wording|words|talk|speak|"
+        r"questions|clarifying|feedback|honest|blunt|examples?|analogies|step[- ]by[- ]step"
+        r")\b", re.I)),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One durable statement found in the user's words."""
+
+    text: str
+    category: str
+    kind: str  # the trigger that matched: identity, project, preference, instruction
+
+
+# -- splitting -------------------------------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)]*\s+|\n+|(?<=[.!?])$")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_CLAUSE_SPLIT = re.compile(
+    r"\s*(?:;|,?\s+but\s+|,?\s+though\s+|,?\s+although\s+|,?\s+however,?\s+|"
+    r",?\s+except\s+|,?\s+whereas\s+|,?\s+while\s+|\s+-{1,2}\s+|\s+—\s+)\s*", re.I)
+_AND_SUBJECT = re.compile(r",?\s+and\s+(?=(?:i|i'm|i've|my|please|always|never|from now on)\b)",
+                          re.I)
+_COMMA_SUBJECT = re.compile(r",\s+(?=(?:i|i'm|i've|my)\b)", re.I)
+_LABEL_PREFIX = re.compile(r"^[^:.!?]{1,30}:\s+(?=\S)")
+_ABBREV = re.compile(r"\b(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|approx|incl)\.", re.I)
+
+
+def split_statements(text: str) -> list[str]:
+    """Sentences of a user message, one list item or line each."""
+    protected = _ABBREV.sub(lambda m: m.group(0).replace(".", "\x00"), text)
+    out: list[str] = []
+    for line in protected.splitlines():
+        line = _BULLET.sub("", line)
+        for piece in _SENTENCE_END.split(line):
+            piece = piece.replace("\x00", ".").strip()
+            if piece:
+                out.append(piece)
+    return out
+
+
+# -- judging ---------------------------------------------------------------------------------
+
+
+def _trim(statement: str) -> str:
+    s = statement.strip().strip("\"'“”‘’ ")
+    prev = None
+    while prev != s:
+        prev = s
+        s = _REMEMBER_THAT.sub("", s)
+        s = _LEADING_FILLER.sub("", s).strip()
+    s = s.rstrip(" .!…,;:")
+    if s and s[0].islower():
+        s = s[0].upper() + s[1:]
+    return s
+
+
+def _strip_quotes(s: str) -> str:
+    """The statement with quoted passages removed (quoted speech is not the user's)."""
+    s = re.sub(r"\"[^\"]*\"|“[^”]*”|‘[^’]*’", " ", s)
+    return re.sub(r"(?:(?<=\s)|^)'[^']*'(?=\W|$)", " ", s)
+
+
+def _reject_reason(s: str) -> str | None:
+    """Why a trimmed statement is not durable, or None."""
+    if s.rstrip().endswith("?"):
+        return "question"
+    low = _strip_quotes(s).lower()
+    if len(s) < 6 or len(s) > MAX_STATEMENT_CHARS or len(s.split()) < 2:
+        return "length"
+    if _QUESTION_START.match(s):
+        return "question"
+    if _ONE_OFF.search(low):
+        return "one-off"
+    if _HYPOTHETICAL.search(low):
+        return "hypothetical"
+    if _PAST_OR_CHANGE.search(low):
+        return "past"
+    unquoted = _strip_quotes(s)
+    if unquoted != s and _REPORTED.search(unquoted):
+        return "quoted"
+    if _THIRD_PERSON_START.match(s):
+        return "other-person"
+    if _REPORTED.search(unquoted) and not re.match(r"^(?:i|my)\b", unquoted, re.I):
+        return "reported"
+    if re.search(r"\b(?:my|our) (?:\w+ )?(?:" + _OTHER_PERSON_NOUNS + r")(?:'s)? "
+                 r"(?:prefers|likes|loves|hates|wants|needs|always|never|uses|works|lives|"
+                 r"is|was|says|said|thinks)\b", low):
+        return "other-person"
+    if re.search(r"\b(?:he|she|they) (?:prefers?|likes?|loves?|hates?|wants?|always|never)\b",
+                 low):
+        return "other-person"
+    return None
+
+
+def _trigger(s: str) -> str | None:
+    for pattern, kind in _TRIGGERS:
+        if pattern.search(s):
+            return kind
+    return None
+
+
+def categorise(text: str, kind: str) -> str:
+    """The category for a durable statement found by trigger `kind`."""
+    if kind in ("identity", "project"):
+        return kind
+    for category, pattern in _TOPICS:
+        if pattern.search(text):
+            return category
+    return "instruction" if kind == "instruction" else "preference"
+
+
+def judge(statement: str) -> Candidate | None:
+    """One statement -> a Candidate if it is a durable fact about the user."""
+    s = _trim(statement)
+    if not s or _reject_reason(s) or _ONE_OFF.search(statement):
+        return None
+    if "\n" in s or "<!--" in s or "-->" in s or "%%" in s:
+        return None
+    kind = _trigger(_strip_quotes(s))
+    if kind is None:
+        return None
+    if kind != "instruction" and not _FIRST_PERSON.search(_strip_quotes(s)):
+        return None
+    return Candidate(text=s, category=categorise(s, kind), kind=kind)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """Split a sentence into statements. Contrastive joints ("but", ";") isolate a
+    one-off clause; a one-off marker elsewhere covers the whole contrastive part."""
+    parts: list[str] = []
+    for clause in _CLAUSE_SPLIT.split(sentence):
+        if not clause or not clause.strip():
+            continue
+        if _ONE_OFF.search(clause):
+            parts.append(clause)  # judged (and rejected) as a whole
+            continue
+        for piece in _AND_SUBJECT.split(clause):
+            parts.extend(p for p in _COMMA_SUBJECT.split(piece) if p and p.strip())
+    return parts
+
+
+def _judge_sentence(sentence: str) -> list[Candidate]:
+    """A sentence -> its durable statements (the whole, or its clauses)."""
+    label = _LABEL_PREFIX.match(sentence)
+    if label and not (_REPORTED.search(label.group(0)) or
+                      _THIRD_PERSON_START.match(label.group(0)) or
+                      sentence[label.end():][:1] in "\"'“‘"):
+        sentence = sentence[label.end():]  # "Some context: I live in Oslo"
+    whole = judge(sentence)
+    if whole is not None and not _AND_SUBJECT.search(sentence):
+        return [whole]
+    found = [c for c in (judge(part) for part in _clauses(sentence)) if c is not None]
+    if not found and whole is not None:
+        return [whole]
+    return found
+
+
+def extract_statements(user_text: str) -> list[Candidate]:
+    """Durable statements in a user's message, in order, without duplicates."""
+    found: list[Candidate] = []
+    seen: set[str] = set()
+    for sentence in split_statements(user_text):
+        for cand in _judge_sentence(sentence):
+            key = " ".join(cand.text.casefold().split())
+            if key not in seen:
+                seen.add(key)
+                found.append(cand)
+    return found
+
+
+def is_durable_text(text: str) -> bool:
+    """For text from elsewhere (an LLM): no one-off, question, hypothetical or hedge."""
+    s = _trim(text)
+    reason = _reject_reason(s)
+    return reason is None
+
+
+# -- chat turns ------------------------------------------------------------------------------
+
+
+def user_words(turn: object) -> str:
+    """The user's words in a chat turn: `{"user": ..., "assistant": ...}`, a list of
+    `{"role", "content"}` messages, or plain text. The assistant's words are ignored:
+    only what the user said can become a fact about the user."""
+    if isinstance(turn, str):
+        return turn
+    if isinstance(turn, dict):
+        if "messages" in turn and isinstance(turn["messages"], list):
+            return user_words(turn["messages"])
+        value = turn.get("user", "")
+        if isinstance(value, list):
+            return user_words(value)
+        return value if isinstance(value, str) else ""
+    if isinstance(turn, list):
+        parts = []
+        for msg in turn:
+            if isinstance(msg, dict) and msg.get("role") == "user":
+                content = msg.get("content")
+                if isinstance(content, list):  # OpenAI content parts
+                    content = "\n".join(str(p.get("text", "")) for p in content
+                                        if isinstance(p, dict))
+                if isinstance(content, str):
+                    parts.append(content)
+        return "\n".join(parts)
+    return ""
