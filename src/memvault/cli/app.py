@@ -53,6 +53,7 @@ COMMAND_MODULES = (
     "memvault.cli.facts",
     "memvault.cli.memory",
     "memvault.cli.doctor",
+    "memvault.cli.sync",
 )
 
 

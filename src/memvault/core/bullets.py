@@ -41,6 +41,7 @@ _CATEGORY = re.compile(r"(?:(?<=[ \t])|\A)\[([A-Za-z][A-Za-z0-9_-]*)\]\Z")
 _META_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*:\S*\Z")
 
 _ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+_MERGE_MARKERS = ("<<<<<<<", "=======", "|||||||", ">>>>>>>")
 
 
 @dataclass(slots=True)
@@ -227,6 +228,8 @@ def _ends_item(line: str) -> bool:
         return False
     if first in ("#", ">") or _HEADING.match(line):
         return True
+    if line.startswith(_MERGE_MARKERS):
+        return True  # a git/memvault conflict marker never joins the item above it
     if _FENCE.match(line) or "%%" in line:
         return True
     if line[:1].isdigit() and re.match(r"\d{1,9}[.)](?:[ \t]|\Z)", line):

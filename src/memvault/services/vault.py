@@ -100,7 +100,11 @@ class Vault:
     def doctor(self) -> DoctorService:
         from memvault.services.doctor import DoctorService
 
-        return DoctorService(self)
+        service = DoctorService(self)
+        from memvault.services.sync import sync_doctor_findings
+
+        service.checks.append(lambda: sync_doctor_findings(self))
+        return service
 
     # -- helpers shared by services ----------------------------------------------------
 

@@ -1,0 +1,167 @@
+"""The git merge driver (`memvault merge-driver %O %A %B %P`): files in, merged file out.
+
+git calls it for the paths `.gitattributes` marks `merge=memvault`, with the ancestor
+(%O), our version (%A, where the result must be written), their version (%B) and the
+path in the repository (%P). Memory.md, Lessons.md and Inbox.md are merged fact by fact
+(`memvault.core.merge`); `*.jsonl` journals as unions of lines; anything else with
+`git merge-file`. Exit status 0 means merged, 1 means conflicts were left for the user.
+
+Tombstones win: a fact the other side forgot does not come back. The tombstones are read
+from every version git has at hand (the working tree, HEAD, ORIG_HEAD, MERGE_HEAD,
+REBASE_HEAD) plus the file `memvault sync` names in MEMVAULT_MERGE_TOMBSTONES, and keyed
+with the vault's salt from the working tree's `.memvault/config.toml`.
+
+It never writes anything but %A, and never touches the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import tomllib
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from memvault.config import CONFIG_PATH
+from memvault.core.bullets import normalise_text
+from memvault.core.merge import MergeResult, merge_bullet_files, merge_json_lines
+from memvault.layout import SCOPES_FOLDER, TOMBSTONES
+
+BULLET_FILES = ("Memory.md", "Lessons.md", "Inbox.md")
+TOMBSTONE_ENV = "MEMVAULT_MERGE_TOMBSTONES"
+_REFS = ("HEAD", "ORIG_HEAD", "MERGE_HEAD", "REBASE_HEAD", "CHERRY_PICK_HEAD")
+
+
+def git_merge_file(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, bool]:
+    """git's own three-way text merge (`git merge-file -p`)."""
+    with tempfile.TemporaryDirectory(prefix="memvault-merge-") as tmp:
+        paths = []
+        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+            p = Path(tmp, name)
+            p.write_bytes(data)
+            paths.append(str(p))
+        proc = subprocess.run(["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L",
+                               "theirs", *paths], capture_output=True)
+    if proc.returncode < 0 or proc.returncode > 127:
+        from memvault.core.merge import simple_text_merge
+
+        return simple_text_merge(base, ours, theirs)
+    return proc.stdout, proc.returncode != 0
+
+
+def _vault_root(repo_path: str) -> tuple[Path, str]:
+    """The working-tree folder holding `.memvault/config.toml`, and the path inside it."""
+    cwd = Path.cwd()
+    parts = PurePosixPath(repo_path).parts
+    for cut in range(len(parts) - 1, -1, -1):
+        candidate = cwd.joinpath(*parts[:cut])
+        if (candidate / CONFIG_PATH).is_file():
+            return candidate, "/".join(parts[cut:])
+    return cwd, repo_path
+
+
+def _config(root: Path) -> tuple[str, str]:
+    """(salt, home) from the working tree's config; defaults when unreadable."""
+    try:
+        raw = tomllib.loads((root / CONFIG_PATH).read_text("utf-8"))
+    except (OSError, ValueError):
+        return "", "Pilot"
+    return str(raw.get("tombstone_salt", "")), str(raw.get("home", "Pilot")).strip("/")
+
+
+def _scope_of(vault_path: str, home: str) -> str:
+    prefix = f"{home}/{SCOPES_FOLDER}/"
+    if vault_path.startswith(prefix):
+        return vault_path[len(prefix):].split("/", 1)[0]
+    return "default"
+
+
+def _tombstone_sources(root: Path) -> list[bytes]:
+    out: list[bytes] = []
+    try:
+        out.append((root / TOMBSTONES).read_bytes())
+    except OSError:
+        pass
+    extra = os.environ.get(TOMBSTONE_ENV)
+    if extra:
+        try:
+            out.append(Path(extra).read_bytes())
+        except OSError:
+            pass
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root,
+                             capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return out
+    if top:
+        rel = (root / TOMBSTONES).resolve().relative_to(Path(top).resolve()).as_posix()
+        for ref in _REFS:
+            proc = subprocess.run(["git", "show", f"{ref}:{rel}"], cwd=top, capture_output=True)
+            if proc.returncode == 0:
+                out.append(proc.stdout)
+    return out
+
+
+def active_tombstone_keys(sources: list[bytes], scope: str) -> set[str]:
+    """Keys whose latest entry (by time) is a tombstone, over all given versions."""
+    entries: dict[bytes, dict[str, object]] = {}
+    for data in sources:
+        for raw in data.split(b"\n"):
+            raw = raw.strip()
+            if not raw or raw in entries:
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and obj.get("scope", "default") == scope:
+                entries[raw] = obj
+    latest: dict[str, dict[str, object]] = {}
+    for e in sorted(entries.values(), key=lambda e: e.get("ts", 0)):  # type: ignore[arg-type, return-value]
+        latest[str(e.get("key"))] = e
+    return {k for k, e in latest.items() if e.get("kind") != "lifted"}
+
+
+def forgotten_checker(root: Path, vault_path: str) -> Callable[[str], bool]:
+    salt, home = _config(root)
+    keys = active_tombstone_keys(_tombstone_sources(root), _scope_of(vault_path, home))
+    if not keys:
+        return lambda _text: False
+
+    def is_forgotten(text: str) -> bool:
+        msg = normalise_text(text).encode("utf-8", "surrogateescape")
+        return hmac.new(salt.encode(), msg, hashlib.sha256).hexdigest()[:32] in keys
+
+    return is_forgotten
+
+
+def merge_files(base: bytes, ours: bytes, theirs: bytes, repo_path: str) -> MergeResult:
+    """Merge one file git handed us (see the module doc)."""
+    name = PurePosixPath(repo_path).name
+    if name in BULLET_FILES:
+        root, vault_path = _vault_root(repo_path)
+        return merge_bullet_files(base, ours, theirs,
+                                  is_forgotten=forgotten_checker(root, vault_path),
+                                  merge_text=git_merge_file)
+    if name.endswith(".jsonl"):
+        return MergeResult(merge_json_lines(base, ours, theirs))
+    merged, conflicted = git_merge_file(base, ours, theirs)
+    return MergeResult(merged, ["text changed on both sides (git-style markers)"]
+                       if conflicted else [])
+
+
+def run_driver(base_file: str, ours_file: str, theirs_file: str, repo_path: str) -> int:
+    """Entry point for git: writes the result over `ours_file`; returns the exit code."""
+    base = Path(base_file).read_bytes()
+    ours = Path(ours_file).read_bytes()
+    theirs = Path(theirs_file).read_bytes()
+    result = merge_files(base, ours, theirs, repo_path)
+    Path(ours_file).write_bytes(result.data)
+    for why in result.conflicts:
+        sys.stderr.write(f"memvault merge: {repo_path}: {why}\n")
+    return 0 if result.clean else 1

@@ -1,0 +1,174 @@
+"""The fact-by-fact merge (core) and the git merge driver over real `git merge`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from memvault.core.bullets import parse_bullets
+from memvault.core.merge import CONFLICT_OPEN, merge_bullet_files, merge_json_lines
+from memvault.services.merge_driver import active_tombstone_keys, git_merge_file
+
+HEAD = "# Memory\n\nLong-term facts about the user.\n\n"
+
+
+def fact(fid: str, text: str, cat: str = "preference", updated: int = 1) -> str:
+    return f"- {text} [{cat}] <!-- id:{fid} updated:{updated} -->\n"
+
+
+BASE = HEAD + fact("aaaaaa", "I like tea") + fact("bbbbbb", "I live in Oslo") + \
+    fact("cccccc", "My project is Aurora", "project")
+
+
+def merged(base: str, ours: str, theirs: str, **kw):  # type: ignore[no-untyped-def]
+    return merge_bullet_files(base.encode(), ours.encode(), theirs.encode(), **kw)
+
+
+def ids(data: bytes) -> list[str]:
+    return [it.id for it in parse_bullets(data).items]
+
+
+def test_a_change_on_one_side_wins_and_additions_from_both_sides_are_kept() -> None:
+    ours = BASE.replace("I like tea", "I like green tea").replace("updated:1 -->\n- I live",
+                                                                  "updated:2 -->\n- I live") \
+        + fact("n1n1n1", "Ours new")
+    theirs = BASE + fact("t1t1t1", "Theirs new") + fact("t2t2t2", "Theirs second")
+    r = merged(BASE, ours, theirs)
+    assert r.clean
+    assert ids(r.data) == ["aaaaaa", "bbbbbb", "cccccc", "n1n1n1", "t1t1t1", "t2t2t2"]
+    assert b"I like green tea" in r.data and b"I like tea [" not in r.data
+    assert r.data.startswith(HEAD.encode())
+
+
+def test_a_deletion_beats_an_unchanged_line() -> None:
+    theirs = BASE.replace(fact("bbbbbb", "I live in Oslo"), "")
+    ours = BASE + fact("n1n1n1", "Ours new")
+    r = merged(BASE, ours, theirs)
+    assert r.clean and ids(r.data) == ["aaaaaa", "cccccc", "n1n1n1"]
+
+
+def test_the_same_fact_changed_differently_keeps_both_versions_in_markers() -> None:
+    ours = BASE.replace("I live in Oslo", "I live in Bergen")
+    theirs = BASE.replace("I live in Oslo", "I live in Trondheim")
+    r = merged(BASE, ours, theirs)
+    assert not r.clean and "bbbbbb" in r.conflicts[0]
+    text = r.data.decode()
+    assert "I live in Bergen" in text and "I live in Trondheim" in text
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(CONFLICT_OPEN))
+    assert lines[start + 2] == "=======" and lines[start + 4].startswith(">>>>>>>")
+    # The marker lines never glue onto a fact: every fact still parses cleanly.
+    doc = parse_bullets(r.data)
+    assert all(it.editable for it in doc.items)
+    assert [it.text for it in doc.items if it.id == "bbbbbb"] == ["I live in Bergen",
+                                                                   "I live in Trondheim"]
+
+
+def test_a_forgotten_fact_stays_forgotten_even_if_the_other_side_touched_it() -> None:
+    ours = BASE.replace(fact("bbbbbb", "I live in Oslo"), "")
+    theirs = BASE.replace(fact("bbbbbb", "I live in Oslo"),
+                          fact("bbbbbb", "I live in Oslo", updated=99))
+    r = merged(BASE, ours, theirs, is_forgotten=lambda t: t == "I live in Oslo")
+    assert r.clean and "bbbbbb" not in ids(r.data) and b"Oslo" not in r.data
+    # Without the tombstone, a delete against an edit is a conflict that keeps the text.
+    r2 = merged(BASE, ours, theirs.replace("in Oslo", "in Oslo, Norway"))
+    assert not r2.clean and b"Oslo, Norway" in r2.data
+
+
+def test_the_same_fact_added_on_both_sides_is_kept_once() -> None:
+    ours = BASE + fact("n1n1n1", "I cycle to work")
+    theirs = BASE + fact("t1t1t1", "i cycle  to work")
+    r = merged(BASE, ours, theirs)
+    assert r.clean and ids(r.data) == ["aaaaaa", "bbbbbb", "cccccc", "n1n1n1"]
+
+
+def test_prose_edits_merge_like_git_and_keep_crlf_and_bom() -> None:
+    base = ("\ufeff" + BASE + "\n## Notes\n\nfree text\n").replace("\n", "\r\n")
+    ours = base.replace("Long-term facts", "Long-term facts (mine)") + \
+        fact("n1n1n1", "Ours").replace("\n", "\r\n")
+    theirs = base.replace("free text", "free text, edited")
+    r = merge_bullet_files(base.encode(), ours.encode(), theirs.encode(),
+                           merge_text=git_merge_file)
+    assert r.clean, r.conflicts
+    assert r.data.startswith(b"\xef\xbb\xbf# Memory\r\n")
+    assert b"(mine)" in r.data and b"free text, edited" in r.data
+    assert b"\n" not in r.data.replace(b"\r\n", b"")
+
+
+def test_json_lines_merge_as_a_union_that_keeps_deletions() -> None:
+    base = b'{"id":"e1"}\n{"id":"e2"}\n'
+    ours = b'{"id":"e1"}\n{"id":"e2"}\n{"id":"o3"}\n'
+    theirs = b'{"id":"e1"}\n{"id":"t3"}\n'  # e2 purged on their side
+    assert merge_json_lines(base, ours, theirs) == b'{"id":"e1"}\n{"id":"o3"}\n{"id":"t3"}\n'
+
+
+def test_a_lifted_tombstone_is_not_active() -> None:
+    a = b'{"key":"k1","ts":1,"kind":"forgotten","scope":"default"}\n'
+    b = b'{"key":"k1","ts":5,"kind":"lifted","scope":"default"}\n' \
+        b'{"key":"k2","ts":2,"kind":"forgotten","scope":"default"}\n'
+    assert active_tombstone_keys([a, b], "default") == {"k2"}
+    assert active_tombstone_keys([a, b], "other") == set()
+
+
+# -- the driver under a real `git merge` ----------------------------------------------------
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                          check=check)
+
+
+def make_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".memvault").mkdir(parents=True)
+    (repo / "Pilot").mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "t@example.com")
+    git(repo, "config", "user.name", "t")
+    git(repo, "config", "merge.memvault.driver",
+        f"{sys.executable} -m memvault merge-driver %O %A %B %P")
+    (repo / ".gitattributes").write_text("Pilot/**/Memory.md merge=memvault\n"
+                                         ".memvault/*.jsonl merge=memvault\n")
+    (repo / ".memvault" / "config.toml").write_text('tombstone_salt = "s"\n')
+    (repo / "Pilot" / "Memory.md").write_text(BASE)
+    (repo / ".memvault" / "events.jsonl").write_text('{"id":"e0"}\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    return repo
+
+
+def test_git_merge_uses_the_driver_for_memory_and_journals(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    mem = repo / "Pilot" / "Memory.md"
+    events = repo / ".memvault" / "events.jsonl"
+    git(repo, "checkout", "-q", "-b", "other")
+    mem.write_text(BASE + fact("t1t1t1", "Theirs new"))
+    events.write_text('{"id":"e0"}\n{"id":"t"}\n')
+    git(repo, "commit", "-qam", "other")
+    git(repo, "checkout", "-q", "main")
+    mem.write_text(BASE.replace("I like tea", "I like coffee") + fact("n1n1n1", "Ours new"))
+    events.write_text('{"id":"e0"}\n{"id":"o"}\n')
+    git(repo, "commit", "-qam", "main")
+    out = git(repo, "merge", "-q", "--no-edit", "other", check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert ids(mem.read_bytes()) == ["aaaaaa", "bbbbbb", "cccccc", "n1n1n1", "t1t1t1"]
+    assert b"I like coffee" in mem.read_bytes()
+    assert [json.loads(ln)["id"] for ln in events.read_text().splitlines()] == ["e0", "o", "t"]
+
+
+def test_git_merge_with_a_true_conflict_exits_non_zero_and_keeps_both(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    mem = repo / "Pilot" / "Memory.md"
+    git(repo, "checkout", "-q", "-b", "other")
+    mem.write_text(BASE.replace("Oslo", "Bergen"))
+    git(repo, "commit", "-qam", "other")
+    git(repo, "checkout", "-q", "main")
+    mem.write_text(BASE.replace("Oslo", "Paris"))
+    git(repo, "commit", "-qam", "main")
+    out = git(repo, "merge", "-q", "--no-edit", "other", check=False)
+    assert out.returncode != 0
+    text = mem.read_text()
+    assert "Paris" in text and "Bergen" in text and CONFLICT_OPEN in text
+    assert "bbbbbb" in git(repo, "status").stdout + out.stderr + text

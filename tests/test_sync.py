@@ -1,0 +1,134 @@
+"""`memvault sync` between two real git clones of a bare repository on the local disk."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memvault import Vault
+from memvault.core.merge import CONFLICT_OPEN
+from memvault.services.setup import init_vault
+from tests.conftest import Cli
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout
+
+
+@pytest.fixture
+def machines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    for var, value in (("GIT_AUTHOR_NAME", "t"), ("GIT_AUTHOR_EMAIL", "t@example.com"),
+                       ("GIT_COMMITTER_NAME", "t"), ("GIT_COMMITTER_EMAIL", "t@example.com")):
+        monkeypatch.setenv(var, value)
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    a = tmp_path / "a"
+    git(tmp_path, "clone", "-q", str(bare), str(a))
+    init_vault(a)
+    cli_a = Cli(a)
+    cli_a("sync", "--setup")
+    for text in ("I like tea", "I live in Oslo", "My project is Aurora", "I use vim"):
+        cli_a("remember", text)
+    cli_a("sync")
+    b = tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(bare), str(b))
+    Cli(b)("sync", "--setup")
+    return a, b
+
+
+def fact_ids(root: Path) -> dict[str, str]:
+    return {f.text: f.id for f in Vault.open(root).memory.all()}
+
+
+def test_setup_writes_attributes_ignore_and_driver_config_idempotently(machines) -> None:
+    a, _ = machines
+    attrs = (a / ".gitattributes").read_text()
+    assert "Pilot/**/Memory.md merge=memvault" in attrs
+    assert ".memvault/tombstones.jsonl merge=memvault" in attrs
+    assert ".memvault/index.sqlite" in (a / ".gitignore").read_text()
+    assert "merge-driver %O %A %B %P" in git(a, "config", "merge.memvault.driver")
+    again = Cli(a)("sync", "--setup", "--json")
+    report = json.loads(again.stdout)
+    assert report["gitattributes_added"] == [] and report["gitignore_added"] == []
+    assert (a / ".gitattributes").read_text() == attrs
+
+
+def test_two_machines_merge_fact_by_fact_and_the_forgotten_fact_stays_gone(machines) -> None:
+    a, b = machines
+    ids = fact_ids(a)
+    cli_a, cli_b = Cli(a), Cli(b)
+    # Machine A adds facts and forgets one; machine B edits another and adds its own.
+    cli_a("remember", "I prefer short answers")
+    cli_a("remember", "I trade on weekends")
+    cli_a("forget", ids["I like tea"], "--yes")
+    cli_b("memory", "edit", ids["I live in Oslo"], "I live in Bergen")
+    cli_b("remember", "My cat is called Miso")
+    cli_a("sync")
+    out_b = cli_b("sync", "--json")
+    incoming = json.loads(out_b.stdout)["incoming"]
+    assert {f["text"] for f in incoming["added"]} == {"I prefer short answers",
+                                                      "I trade on weekends"}
+    assert incoming["forgotten"] == [ids["I like tea"]]
+    out_a = cli_a("sync", "--json")
+    back = json.loads(out_a.stdout)["incoming"]
+    assert [f["text"] for f in back["added"]] == ["My cat is called Miso"]
+    assert [f["text"] for f in back["changed"]] == ["I live in Bergen"]
+    mem_a = (a / "Pilot/Memory.md").read_bytes()
+    assert mem_a == (b / "Pilot/Memory.md").read_bytes()
+    texts = set(fact_ids(a))
+    assert texts == {"I live in Bergen", "My project is Aurora", "I use vim",
+                     "I prefer short answers", "I trade on weekends", "My cat is called Miso"}
+    assert b"tea" not in mem_a and CONFLICT_OPEN.encode() not in mem_a
+    for clone in (a, b):
+        assert git(clone, "status", "--porcelain") == ""
+        assert git(clone, "diff", "--name-only", "--diff-filter=U") == ""
+    # Both journals hold both machines' events, once each.
+    events_a = (a / ".memvault/events.jsonl").read_text().splitlines()
+    assert events_a == (b / ".memvault/events.jsonl").read_text().splitlines()
+    assert len(events_a) == len(set(events_a))
+    assert Vault.open(b).tombstones.is_tombstoned("I like tea")
+
+
+def test_a_true_conflict_is_reported_keeps_both_texts_and_doctor_names_it(machines) -> None:
+    a, b = machines
+    fid = fact_ids(a)["My project is Aurora"]
+    Cli(a)("memory", "edit", fid, "My project is Aurora 2")
+    Cli(b)("memory", "edit", fid, "My project is Borealis")
+    Cli(a)("sync")
+    out = Cli(b)("sync", expect=1)
+    assert fid in out.stdout and "not pushed" in out.stdout
+    text = (b / "Pilot/Memory.md").read_text()
+    assert "My project is Aurora 2" in text and "My project is Borealis" in text
+    assert git(b, "status", "--porcelain") == ""  # committed locally, no rebase left open
+    doctor = Cli(b)("doctor", expect=1)
+    assert fid in doctor.stdout and "changed on both sides" in doctor.stdout
+    # Nothing reached the remote while the conflict is open.
+    assert "Borealis" not in git(a, "show", "origin/main:Pilot/Memory.md")
+    # The user keeps one line; the next sync pushes it.
+    kept = "\n".join(ln for ln in text.split("\n") if not ln.startswith(("<<<<<<<", "=======",
+                                                                          ">>>>>>>"))
+                     and "Aurora 2" not in ln)
+    (b / "Pilot/Memory.md").write_text(kept)
+    assert "pushed" in Cli(b)("sync").stdout
+    Cli(a)("sync")
+    assert "Borealis" in (a / "Pilot/Memory.md").read_text()
+    Cli(a)("doctor")
+
+
+def test_doctor_warns_when_a_git_vault_lacks_the_merge_driver(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    init_vault(root)
+    git(root, "init", "-q")
+    out = Cli(root)("doctor", expect=1)
+    assert "memvault sync --setup" in out.stdout
+    Cli(root)("sync", "--setup")
+    assert "sync --setup" not in Cli(root)("doctor", expect=None).stdout
+
+
+def test_sync_outside_a_git_clone_is_a_clear_error(vault_dir: Path) -> None:
+    out = Cli(vault_dir)("sync", expect=1)
+    assert "not a git clone" in out.stderr
