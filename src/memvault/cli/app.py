@@ -54,6 +54,7 @@ COMMAND_MODULES = (
     "memvault.cli.memory",
     "memvault.cli.doctor",
     "memvault.cli.sync",
+    "memvault.cli.serve",
 )
 
 

@@ -1,0 +1,92 @@
+"""One MCP server's view of the vault: fresh state on every call, errors as tool errors.
+
+Every tool call goes through `VaultSession.call()`, which
+
+- re-reads the config and hands out a new `Vault` (services read files from disk on each
+  call, so a hand edit made in Obsidian while the server runs is seen by the next call;
+  nothing is cached across calls);
+- applies edits the user made in Inbox.md (a ticked box accepts, a deleted line rejects);
+- serialises calls inside this process (the backend lock covers other processes);
+- turns a `VaultError` into a `ToolError`, which the client receives as a result with
+  `is_error=True` and the one-line message, instead of a crash.
+
+It must never write to stdout (the protocol channel) or hold vault state between calls.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memvault.errors import VaultError
+
+if TYPE_CHECKING:
+    from memvault.backends.base import Backend
+    from memvault.services.vault import Vault
+
+log = logging.getLogger("memvault.mcp")
+
+ACCESS_LEVELS = ("read", "propose", "write")
+"""read: only reading tools; propose (default): reading + proposals into Inbox.md;
+write: also remember / edit / forget / accept / reject / trade record."""
+
+
+class VaultSession:
+    def __init__(self, root: Path, backend: Backend, scope: str | None, access: str) -> None:
+        if access not in ACCESS_LEVELS:
+            from memvault.errors import UsageError
+
+            raise UsageError(f"--access must be one of {', '.join(ACCESS_LEVELS)}, "
+                             f"not {access!r}")
+        self.root = root
+        self.backend = backend
+        self.scope = scope
+        self.access = access
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open(cls, path: str | Path | None, *, scope: str | None = None,
+             access: str = "propose") -> VaultSession:
+        from memvault.services.vault import Vault
+
+        vault = Vault.open(path, scope=scope)
+        return cls(vault.root, vault.backend, scope, access)
+
+    def vault(self) -> Vault:
+        """A fresh Vault (config re-read) over the same backend."""
+        from memvault.services.vault import Vault
+
+        return Vault.open(self.root, scope=self.scope, backend=self.backend)
+
+    @contextmanager
+    def call(self, *, apply_inbox: bool = True) -> Iterator[Vault]:
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        with self._lock:
+            try:
+                vault = self.vault()
+                if apply_inbox:
+                    self._apply_inbox_edits(vault)
+                yield vault
+            except VaultError as exc:
+                raise ToolError(str(exc)) from None
+
+    def read_file(self, path: str) -> str:
+        """A memory file's text for a resource (empty when the file does not exist)."""
+        with self._lock:
+            blob = self.backend.read(path)
+        return blob.data.decode("utf-8", errors="replace") if blob else ""
+
+    @staticmethod
+    def _apply_inbox_edits(vault: Vault) -> None:
+        try:
+            applied = vault.proposals.apply_inbox_edits()
+        except VaultError as exc:
+            log.warning("inbox edits not applied: %s", exc)
+            return
+        for action, record in applied:
+            log.info("inbox: %s %s", action, record.id)

@@ -1,0 +1,179 @@
+"""The MCP server in-process (the SDK's `Client` over the real `MCPServer`): access levels,
+tool errors, aliases, fresh state per call, and the hard line around Policy.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memvault import Vault
+from tests.mcp_helpers import call, in_process, ok, run, tool_names
+
+READ_TOOLS = {"memory_list", "memory_show", "proposal_list"}
+PROPOSE_TOOLS = {"memory_propose"}
+WRITE_TOOLS = {"memory_remember", "memory_edit", "memory_forget", "proposal_accept",
+               "proposal_reject"}
+
+
+def _memory(vault_dir: Path) -> str:
+    return (vault_dir / "Pilot" / "Memory.md").read_text(encoding="utf-8")
+
+
+def _inbox(vault_dir: Path) -> str:
+    path = vault_dir / "Pilot" / "Inbox.md"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def test_default_access_offers_reading_and_proposing_but_not_remember(vault_dir: Path) -> None:
+    before = _memory(vault_dir)
+
+    async def go() -> None:
+        async with in_process(vault_dir) as client:
+            names = await tool_names(client)
+            assert READ_TOOLS | PROPOSE_TOOLS <= names
+            assert not names & WRITE_TOOLS
+            is_error, text = await call(client, "memory_remember",
+                                        {"text": "I live in Lisbon", "category": "identity"})
+            assert is_error and "memory_remember" in text
+            is_error, _ = await call(client, "memory_forget", {"id": "abc123"})
+            assert is_error
+
+    run(go)
+    assert _memory(vault_dir) == before
+
+
+def test_read_access_has_no_proposing_tool(vault_dir: Path) -> None:
+    async def go() -> None:
+        async with in_process(vault_dir, "read") as client:
+            names = await tool_names(client)
+            assert READ_TOOLS <= names
+            assert not names & (PROPOSE_TOOLS | WRITE_TOOLS | {"lesson_propose"})
+
+    run(go)
+
+
+def test_proposal_lands_in_inbox_and_is_not_saved(vault_dir: Path) -> None:
+    async def go() -> None:
+        async with in_process(vault_dir) as client:
+            data = await ok(client, "memory_propose",
+                            {"text": "I prefer metric units", "category": "preference"})
+            assert data["status"] == "proposed"
+            pid = data["proposal"]["id"]
+            listed = await ok(client, "proposal_list")
+            assert [p["id"] for p in listed["proposals"]] == [pid]
+            again = await ok(client, "memory_propose", {"fact": "i prefer  METRIC units"})
+            assert again["status"] == "duplicate"
+
+    run(go)
+    assert "I prefer metric units [preference]" in _inbox(vault_dir)
+    assert "- [ ] I prefer metric units" in _inbox(vault_dir)
+    assert "metric" not in _memory(vault_dir)
+
+
+def test_write_access_offers_the_full_set_and_every_change_shows_in_markdown(
+        vault_dir: Path) -> None:
+    async def go() -> None:
+        async with in_process(vault_dir, "write") as client:
+            assert READ_TOOLS | PROPOSE_TOOLS | WRITE_TOOLS <= await tool_names(client)
+            made = await ok(client, "memory_remember",
+                            {"text": "My main project is Aurora", "category": "project"})
+            fid = made["fact"]["id"]
+            assert f"My main project is Aurora [project] <!-- id:{fid}" in _memory(vault_dir)
+            assert "src:mcp" in _memory(vault_dir)
+
+            await ok(client, "memory_edit", {"fact_id": fid, "text": "My main project is Borealis"})
+            assert "Borealis" in _memory(vault_dir) and "Aurora" not in _memory(vault_dir)
+
+            listed = await ok(client, "memory_list", {"k": 5})
+            assert [f["id"] for f in listed["facts"]] == [fid]
+            shown = await ok(client, "memory_show", {"id": fid})
+            assert shown["state"] == "active" and shown["fact"]["text"].endswith("Borealis")
+
+            p1 = (await ok(client, "memory_propose", {"text": "I use vim"}))["proposal"]["id"]
+            p2 = (await ok(client, "memory_propose", {"text": "I like tabs"}))["proposal"]["id"]
+            await ok(client, "proposal_accept", {"proposal_id": p1})
+            await ok(client, "proposal_reject", {"id": p2})
+            assert "I use vim" in _memory(vault_dir)
+            assert "I use vim" not in _inbox(vault_dir) and "I like tabs" not in _inbox(vault_dir)
+            rejected_again = await ok(client, "memory_propose", {"text": "I like tabs"})
+            assert rejected_again["status"] == "tombstoned"
+
+            gone = await ok(client, "memory_forget", {"id": fid})
+            assert gone["permanent"] is False
+            assert "Borealis" not in _memory(vault_dir)
+            shown = await ok(client, "memory_show", {"id": fid})
+            assert shown["state"] == "forgotten"
+
+    run(go)
+
+
+def test_bad_input_comes_back_as_a_tool_error_naming_the_reason(vault_dir: Path) -> None:
+    async def go() -> None:
+        async with in_process(vault_dir, "write") as client:
+            cases = [
+                ("memory_remember", {"text": "   "}, "empty"),
+                ("memory_remember", {"text": "two\nlines"}, "line break"),
+                ("memory_remember", {"text": "x", "category": "nonsense"}, "unknown category"),
+                ("memory_show", {"id": "zzzzzz"}, "Pilot/Memory.md: no fact"),
+                ("memory_edit", {"id": "zzzzzz", "text": "new"}, "zzzzzz"),
+                ("proposal_accept", {"id": "zzzzzz"}, "zzzzzz"),
+                ("memory_propose", {}, "text"),
+                ("memory_list", {"limit": "many"}, "limit"),
+            ]
+            for name, args, expected in cases:
+                is_error, text = await call(client, name, args)
+                assert is_error, (name, args)
+                assert expected in text, (name, text)
+            # the server is still fine afterwards
+            await ok(client, "memory_list")
+
+    run(go)
+
+
+def test_tools_carry_read_only_and_destructive_hints(vault_dir: Path) -> None:
+    async def go() -> None:
+        async with in_process(vault_dir, "write") as client:
+            tools = {t.name: t.annotations for t in (await client.list_tools()).tools}
+            for name, hints in tools.items():
+                assert hints is not None and hints.read_only_hint is not None, name
+            for name in READ_TOOLS | {"memory_context", "memory_search"} & tools.keys():
+                assert tools[name].read_only_hint is True
+            for name in ("memory_forget", "memory_edit", "proposal_reject"):
+                assert tools[name].destructive_hint is True
+            for name in ("memory_propose", "memory_remember"):
+                assert tools[name].read_only_hint is False
+                assert tools[name].destructive_hint is False
+
+    run(go)
+
+
+def test_hand_edit_while_serving_is_seen_by_the_next_call(vault_dir: Path) -> None:
+    Vault.open(vault_dir).memory.remember("I drink green tea", "preference")
+
+    async def go() -> None:
+        async with in_process(vault_dir) as client:
+            first = await ok(client, "memory_list")
+            assert [f["text"] for f in first["facts"]] == ["I drink green tea"]
+            path = vault_dir / "Pilot" / "Memory.md"
+            path.write_text(path.read_text().replace("green tea", "oolong tea")
+                            + "- I ride a recumbent bicycle\n", encoding="utf-8")
+            second = await ok(client, "memory_list")
+            assert {f["text"] for f in second["facts"]} == {"I drink oolong tea",
+                                                            "I ride a recumbent bicycle"}
+            resource = await client.read_resource("memvault://memory")
+            assert "recumbent" in resource.contents[0].text
+
+    run(go)
+
+
+def test_box_ticked_in_inbox_is_applied_before_the_next_call(vault_dir: Path) -> None:
+    async def go() -> None:
+        async with in_process(vault_dir) as client:
+            await ok(client, "memory_propose", {"text": "I work in UTC+2", "category": "identity"})
+            inbox = vault_dir / "Pilot" / "Inbox.md"
+            inbox.write_text(inbox.read_text().replace("- [ ] I work", "- [x] I work"))
+            listed = await ok(client, "memory_list")
+            assert "I work in UTC+2" in [f["text"] for f in listed["facts"]]
+            assert (await ok(client, "proposal_list"))["proposals"] == []
+
+    run(go)
+    assert "I work in UTC+2 [identity]" in _memory(vault_dir)
