@@ -1,0 +1,148 @@
+"""Policy.md: the user's hard limits, read and validated; `set` is its one writer.
+
+- `load()` returns the validated `Policy` or raises InvalidInput naming the file, key,
+  value, reason and line (commands that need the policy fail closed on it).
+- `check()` lists every problem of a hand edit; `show()` the values and their lines.
+- `set(key, text)` validates the value *and the resulting file* before writing; an
+  invalid value is refused and the file is left byte for byte as it was.
+- `limits_for_context()` is what the context builder shows as authoritative limits.
+
+The hard line: nothing else in memvault writes Policy.md. Memory, proposals, lessons,
+inference, import, MCP and trade recording have no code path to it (a test runs every
+write command and compares the file's bytes). pydantic is imported lazily.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from memvault.errors import InvalidInput, ReadOnly
+from memvault.services.properties import load_properties
+
+if TYPE_CHECKING:
+    from memvault.core.policy import Policy, PolicyIssue
+    from memvault.services.vault import Vault
+
+
+@dataclass(slots=True)
+class PolicyState:
+    """What Policy.md says right now: the model when valid, else the issues."""
+
+    path: str
+    exists: bool
+    policy: Policy | None
+    issues: list[PolicyIssue] = field(default_factory=list)
+    lines: dict[str, int | None] = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        return self.policy is not None and not self.issues
+
+    def error(self) -> InvalidInput:
+        return InvalidInput("; ".join(str(i) for i in self.issues), path=self.path)
+
+    def limits(self) -> dict[str, Any]:
+        if self.policy is None:
+            return {}
+        return {k: _jsonable(v) for k, v in self.policy.model_dump().items() if v is not None}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+class PolicyService:
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.backend = vault.backend
+        self.path = vault.layout.policy
+
+    # -- reading -----------------------------------------------------------------------
+
+    def state(self) -> PolicyState:
+        from memvault.core.policy import Policy, PolicyIssue, validate_policy
+
+        loaded = load_properties(self.backend, self.path)
+        fm = loaded.fm
+        if not loaded.exists:
+            return PolicyState(self.path, False, Policy())
+        lines = {str(k): fm.line_of(str(k)) for k in fm.values}
+        if fm.readonly_reason:
+            return PolicyState(self.path, True, None,
+                               [PolicyIssue(None, None, fm.readonly_reason, None)], lines)
+        policy, issues = validate_policy(fm.values, lines)
+        return PolicyState(self.path, True, policy, issues, lines)
+
+    def load(self) -> Policy | None:
+        """The validated policy; None when there is no Policy.md; invalid -> InvalidInput
+        (`Pilot/Policy.md: max_trade_usd must be ≥ 0, got '-5' (line 3)`)."""
+        st = self.state()
+        if not st.valid:
+            raise st.error()
+        return st.policy if st.exists else None
+
+    def check(self) -> PolicyState:
+        return self.state()
+
+    def limits_for_context(self) -> dict[str, Any]:
+        """{"valid": bool, "limits": {...}, "reason": str|None, "path": str, "lines": {}}.
+
+        When invalid, `limits` is empty and `reason` says why: the caller must show the
+        policy as unavailable (fail closed), never guess limits.
+        """
+        st = self.state()
+        return {"valid": st.valid, "exists": st.exists, "path": self.path,
+                "limits": st.limits() if st.valid else {},
+                "lines": {k: v for k, v in st.lines.items()} if st.valid else {},
+                "reason": None if st.valid else str(st.error())}
+
+    # -- the one writer ----------------------------------------------------------------
+
+    def set(self, key: str, text: str) -> Policy:
+        """Set one limit from command-line text; refused (file unchanged) when invalid."""
+        from memvault.core.frontmatter import parse_frontmatter, set_property
+        from memvault.core.policy import FIELD_KINDS, parse_policy_value, validate_policy
+
+        name = key.strip().casefold()
+        if name not in FIELD_KINDS:
+            import difflib
+
+            near = difflib.get_close_matches(name, list(FIELD_KINDS), n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise InvalidInput(f"{key!r} is not a policy key{hint}; keys: "
+                               + ", ".join(FIELD_KINDS), path=self.path)
+        try:
+            value = parse_policy_value(name, text)
+        except ValueError as exc:
+            raise InvalidInput(f"{name} {exc}, got {text!r}; nothing was changed",
+                               path=self.path) from None
+        from memvault.backends.base import MISSING
+
+        with self.backend.lock():
+            blob = self.backend.read(self.path)
+            if blob is None:
+                from memvault.services.setup import template_text
+
+                data, expected = template_text("Policy.md"), MISSING
+            else:
+                data, expected = blob.data, blob.version
+            fm = parse_frontmatter(data)
+            if fm.readonly_reason:
+                raise ReadOnly(f"cannot edit: {fm.readonly_reason}; fix the file by hand "
+                               "(`memvault policy check`)", path=self.path)
+            entry = fm.entry(name)
+            new = set_property(fm, entry.key if entry else name, value)
+            after = parse_frontmatter(new)
+            lines = {str(k): after.line_of(str(k)) for k in after.values}
+            policy, issues = validate_policy(after.values, lines)
+            if after.readonly_reason or policy is None:
+                why = after.readonly_reason or "; ".join(str(i) for i in issues)
+                raise InvalidInput(f"refused: {why}; nothing was changed", path=self.path)
+            self.backend.write(self.path, new, expected=expected,
+                               message=f"memvault: policy set {name}")
+        self.vault.events.append("policy.set", key=name)
+        return policy

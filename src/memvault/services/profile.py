@@ -1,0 +1,113 @@
+"""Profile.md: who the user is (typed frontmatter properties) plus their own prose.
+
+Known properties: `name`, `timezone` (an IANA name such as Europe/Lisbon; trade dates
+follow it, UTC when unset), `language`, `answer_style`. Any other property is kept and
+shown as written. `set` changes only that property's lines (never the prose, comments
+or other keys). This service never touches Policy.md.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import TYPE_CHECKING, Any
+
+from memvault.errors import InvalidInput
+from memvault.services.properties import load_properties, set_note_property
+
+if TYPE_CHECKING:
+    from memvault.services.vault import Vault
+
+KNOWN_KEYS = {
+    "name": "What the assistant calls the user.",
+    "timezone": "IANA time zone (e.g. Europe/Lisbon); journal dates follow it. UTC if unset.",
+    "language": "Language answers are written in (e.g. en, pt-PT).",
+    "answer_style": "How the user likes answers (e.g. concise, detailed).",
+}
+
+
+def parse_list_value(text: str) -> list[str]:
+    """`a, b` or a JSON array -> a list of strings."""
+    text = text.strip()
+    if text.startswith("["):
+        import json
+
+        try:
+            items = json.loads(text)
+            if isinstance(items, list):
+                return [str(i).strip() for i in items if str(i).strip()]
+        except ValueError:
+            text = text.strip("[]")
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
+def check_timezone(name: str) -> _dt.tzinfo:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if name.strip().upper() in ("UTC", "Z", "GMT", "ETC/UTC"):
+        return _dt.timezone.utc
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise InvalidInput(f"timezone {name!r} is not a known time zone "
+                           "(use an IANA name such as Europe/Lisbon)") from None
+
+
+class ProfileService:
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.backend = vault.backend
+        self.path = vault.layout.profile
+
+    def _template(self) -> bytes:
+        from memvault.services.setup import template_text
+
+        return template_text("Profile.md")
+
+    def show(self) -> dict[str, Any]:
+        loaded = load_properties(self.backend, self.path)
+        fm = loaded.fm
+        props = {str(k): v for k, v in fm.values.items()}
+        return {"path": self.path, "exists": loaded.exists, "properties": props,
+                "lines": {k: fm.line_of(k) for k in props},
+                "readonly_reason": fm.readonly_reason,
+                "prose": fm.body_text() if loaded.exists else ""}
+
+    def get(self, key: str) -> Any:
+        return load_properties(self.backend, self.path).fm.get(key)
+
+    def timezone(self) -> _dt.tzinfo:
+        """The user's time zone (UTC when unset); an unknown name is an error."""
+        fm = load_properties(self.backend, self.path).fm
+        value = fm.get("timezone")
+        if not isinstance(value, str) or not value.strip():
+            return _dt.timezone.utc
+        try:
+            return check_timezone(value)
+        except InvalidInput as exc:
+            line = fm.line_of("timezone")
+            raise InvalidInput(f"{exc} (line {line})", path=self.path) from None
+
+    def set(self, key: str, value: str) -> Any:
+        """Set one property from command-line text; returns the value written."""
+        key = key.strip()
+        loaded = load_properties(self.backend, self.path)
+        entry = loaded.fm.entry(key)
+        current = loaded.fm.get(key)
+        typed: Any
+        if value.strip() == "":
+            typed = None
+        elif isinstance(current, list) or (entry is not None and entry.style in
+                                           ("flow", "block")):
+            typed = parse_list_value(value)
+        else:
+            typed = value
+        if key.casefold() == "timezone" and typed:
+            try:
+                check_timezone(str(typed))
+            except InvalidInput as exc:
+                raise InvalidInput(f"{exc}; nothing was changed", path=self.path) from None
+            typed = str(typed).strip()
+        set_note_property(self.backend, self.path, entry.key if entry else key, typed,
+                          initial=self._template(), message=f"memvault: profile {key}")
+        self.vault.events.append("profile.set", key=key)
+        return typed
