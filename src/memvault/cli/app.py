@@ -53,6 +53,8 @@ COMMAND_MODULES = (
     "memvault.cli.facts",
     "memvault.cli.memory",
     "memvault.cli.doctor",
+    "memvault.cli.profile",
+    "memvault.cli.policy",
     "memvault.cli.sync",
     "memvault.cli.serve",
 )
