@@ -21,7 +21,11 @@ from memvault.services.journal import EventLog, Tombstones
 
 if TYPE_CHECKING:
     from memvault.services.doctor import DoctorService
+    from memvault.services.learning import LearningService
     from memvault.services.memory import MemoryService
+    from memvault.services.policy import PolicyService
+    from memvault.services.profile import ProfileService
+    from memvault.services.trades import TradeService
     from memvault.services.proposals import ProposalService
     from memvault.services.proposals import ProposalService
 
@@ -95,6 +99,30 @@ class Vault:
         from memvault.services.proposals import ProposalService
 
         return ProposalService(self)
+
+    @cached_property
+    def profile(self) -> ProfileService:
+        from memvault.services.profile import ProfileService
+
+        return ProfileService(self)
+
+    @cached_property
+    def policy(self) -> PolicyService:
+        from memvault.services.policy import PolicyService
+
+        return PolicyService(self)
+
+    @cached_property
+    def trades(self) -> TradeService:
+        from memvault.services.trades import TradeService
+
+        return TradeService(self)
+
+    @cached_property
+    def learning(self) -> LearningService:
+        from memvault.services.learning import LearningService
+
+        return LearningService(self)
 
     @cached_property
     def doctor(self) -> DoctorService:
