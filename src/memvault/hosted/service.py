@@ -178,11 +178,17 @@ class HostedMemory:
         return Document(str(header["id"]), str(header["kind"]), data, row.updated)
 
     def _write(self, txn: PrincipalTxn, keys: PrincipalKeys, doc_id: str, data: bytes,
-               kind: str, now: int) -> DocumentInfo:
+               kind: str, now: int, held: list[int] | None = None) -> DocumentInfo:
+        """Seal and store one document. `held` carries the principal's document count
+        through a batch (counted once), so a batch does not re-count per document."""
         tag = keys.doc_tag(doc_id)
-        if txn.get(tag) is None and txn.count() >= MAX_RECORDS:
-            raise LimitExceeded(f"this principal already holds {MAX_RECORDS:,} documents "
-                                "(the limit); forget some before adding more")
+        if txn.get(tag) is None:
+            if held is None:
+                held = [txn.count()]
+            if held[0] >= MAX_RECORDS:
+                raise LimitExceeded(f"this principal already holds {MAX_RECORDS:,} documents "
+                                    "(the limit); forget some before adding more")
+            held[0] += 1
         txn.put(SealedRow(tag, kind, keys.seal(tag, self._payload(doc_id, kind, data)), now))
         return DocumentInfo(doc_id, kind, len(data), now)
 
@@ -203,9 +209,10 @@ class HostedMemory:
         now = int(time.time())
         out = []
         with self.store.transaction(keys.tag) as txn:
+            held = [txn.count()]
             for doc_id, data, kind in checked:
                 txn.remove_marker(keys.keyed_hash("content", _content_key(data)))
-                out.append(self._write(txn, keys, doc_id, data, kind, now))
+                out.append(self._write(txn, keys, doc_id, data, kind, now, held))
         return out
 
     def get(self, principal: str, doc_id: str) -> Document:

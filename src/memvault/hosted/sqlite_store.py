@@ -3,7 +3,8 @@
 Tables (every key is a keyed hash computed by the service; see hosted/keys.py)::
 
     documents(principal BLOB, doc BLOB, kind TEXT, sealed BLOB, updated INTEGER,
-              PRIMARY KEY (principal, doc)) WITHOUT ROWID
+              UNIQUE (principal, doc))   -- a rowid table: rows are large (up to 1 MiB);
+                                         -- the unique index makes counting cheap
     markers(principal BLOB, key BLOB, kind TEXT, created INTEGER,
             PRIMARY KEY (principal, key)) WITHOUT ROWID
     meta(name TEXT PRIMARY KEY, value BLOB)      -- schema version, secret verifier
@@ -31,7 +32,7 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
     principal BLOB NOT NULL, doc BLOB NOT NULL, kind TEXT NOT NULL,
     sealed BLOB NOT NULL, updated INTEGER NOT NULL,
-    PRIMARY KEY (principal, doc)) WITHOUT ROWID;
+    UNIQUE (principal, doc));
 CREATE TABLE IF NOT EXISTS markers (
     principal BLOB NOT NULL, key BLOB NOT NULL, kind TEXT NOT NULL, created INTEGER NOT NULL,
     PRIMARY KEY (principal, key)) WITHOUT ROWID;
