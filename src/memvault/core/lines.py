@@ -50,8 +50,9 @@ class TextFile:
     @classmethod
     def parse(cls, data: bytes) -> TextFile:
         if data.startswith(UTF16_BOMS):
-            # A UTF-16 file: show nothing as memory and refuse to edit.
-            return cls(lines=[Line(data.decode("latin-1"), "")],
+            # A UTF-16 file: show nothing as memory and refuse to edit. One opaque "line"
+            # decoded with surrogateescape so `to_bytes()` gives back the exact bytes.
+            return cls(lines=[Line(data.decode("utf-8", errors="surrogateescape"), "")],
                        readonly_reason="file is UTF-16 encoded; save it as UTF-8")
         bom = data.startswith(UTF8_BOM)
         if bom:
