@@ -125,6 +125,36 @@ class Vault:
         return LearningService(self)
 
     @cached_property
+    def extraction(self) -> ExtractionService:
+        from memvault.services.extraction import ExtractionService
+
+        return ExtractionService(self)
+
+    @cached_property
+    def lessons(self) -> LessonService:
+        from memvault.services.lessons import LessonService
+
+        return LessonService(self)
+
+    @cached_property
+    def lifecycle(self) -> LifecycleService:
+        from memvault.services.lifecycle import LifecycleService
+
+        return LifecycleService(self)
+
+    @cached_property
+    def controls(self) -> ControlService:
+        from memvault.services.controls import ControlService
+
+        return ControlService(self)
+
+    @cached_property
+    def transfer(self) -> TransferService:
+        from memvault.services.transfer import TransferService
+
+        return TransferService(self)
+
+    @cached_property
     def doctor(self) -> DoctorService:
         from memvault.services.doctor import DoctorService
 

@@ -1,0 +1,79 @@
+"""Lessons (§5): how the assistant should work with this user, in Lessons.md.
+
+A lesson is proposed (a `kind:lesson` proposal in Inbox.md), reviewed like any proposal,
+and only then written to Lessons.md (by `ProposalService.accept`). Every lesson category
+except `risk-posture` must cite evidence that exists: an event id in
+`.memvault/events.jsonl` or a trade note `Trades/<hash>.md` of this principal. A
+proposal citing a missing id is refused with an error naming that id.
+
+This service never writes Memory.md or Policy.md directly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memvault.core.records import LESSON_CATEGORIES, Fact, check_category, fact_from_item
+from memvault.errors import InvalidInput, NotFound
+from memvault.services.bullet_files import load_bullet_file
+from memvault.services.proposals import ProposeResult
+
+if TYPE_CHECKING:
+    from memvault.services.vault import Vault
+
+NO_EVIDENCE_NEEDED = ("risk-posture",)
+
+
+class LessonService:
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.path = vault.layout.lessons
+
+    def list(self) -> list[Fact]:
+        doc = load_bullet_file(self.vault.backend, self.path).doc
+        return [fact_from_item(it, LESSON_CATEGORIES) for it in doc.items]
+
+    def missing_evidence(self, ids: list[str]) -> list[str]:
+        """The ids that are neither a journal event nor a trade note of this principal."""
+        if not ids:
+            return []
+        events = {str(ev.get("id")) for ev in self.vault.events.events()}
+        missing = []
+        for eid in ids:
+            if eid in events:
+                continue
+            if self._trade_note_exists(eid):
+                continue
+            missing.append(eid)
+        return missing
+
+    def _trade_note_exists(self, eid: str) -> bool:
+        from memvault.core.paths import check_safe_name
+
+        try:
+            check_safe_name(eid, "evidence id")
+        except InvalidInput:
+            return False
+        return self.vault.backend.read(f"{self.vault.layout.trades_dir}/{eid}.md") is not None
+
+    def propose(self, text: str, category: str, evidence: list[str] | None = None, *,
+                source: str = "agent") -> ProposeResult:
+        """Propose a lesson after checking its evidence (see module doc)."""
+        if not category:
+            raise InvalidInput("a lesson needs --category: " + ", ".join(LESSON_CATEGORIES))
+        cat = check_category(category, LESSON_CATEGORIES)
+        ids = [e.strip() for raw in (evidence or []) for e in raw.split(",") if e.strip()]
+        ids = list(dict.fromkeys(ids))
+        for eid in ids:
+            if any(c in eid for c in " \t<>") or "-->" in eid:
+                raise InvalidInput(f"evidence id {eid!r} is not a valid id")
+        if cat not in NO_EVIDENCE_NEEDED and not ids:
+            raise InvalidInput(f"a {cat} lesson needs --evidence: the ids of journal events "
+                               "or trades it rests on (only risk-posture needs none)")
+        missing = self.missing_evidence(ids)
+        if missing:
+            raise NotFound(f"evidence {missing[0]!r} is not in the journal "
+                           f"({'.memvault/events.jsonl'}) or {self.vault.layout.trades_dir}/; "
+                           "a lesson must rest on recorded experience")
+        return self.vault.proposals.propose(text, cat, kind="lesson", source=source,
+                                            evidence=ids or None)

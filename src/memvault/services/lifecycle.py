@@ -1,0 +1,211 @@
+"""Authority, lifecycle and application feedback (§6).
+
+Where the state lives:
+
+- **Markdown (what a person reads):** `auth:inferred` marks a record the system derived
+  (no key = explicit, the user said or confirmed it); `status:trial|proven|superseded`
+  is the lifecycle (no key = proven for explicit, trial for inferred records);
+  `supersedes:ID` names the record a correction replaced.
+- **Journal (`.memvault/events.jsonl`):** every `feedback` event (`outcome` used, ignored,
+  overridden, corrected, failed) and every `lifecycle` event (`status`, `from`).
+  The rank signal is derived from the feedback events only (`rank()`), never stored in
+  the Markdown, so it can always be rebuilt; `replay()` recomputes each record's status
+  from the lifecycle events and reports (or, with `fix`, repairs) Markdown that drifted.
+
+Rules: `used` promotes trial -> proven; `corrected` and `failed` demote proven -> trial
+and lower the rank; a correction with new wording supersedes the record with a new
+explicit one (the old line stays, `status:superseded`, for history). Superseded records
+are never offered for recall (`recallable`). Inferred content never overwrites explicit
+content (`may_overwrite`). This module never writes Policy.md.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memvault.core.bullets import BulletDocument, render_new_item, render_updated_item
+from memvault.core.records import (FACT_CATEGORIES, LESSON_CATEGORIES, Fact,
+                                   check_record_text, fact_from_item)
+from memvault.errors import InvalidInput, NotFound
+from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
+                                            load_bullet_file, new_record_id)
+
+if TYPE_CHECKING:
+    from memvault.services.vault import Vault
+
+OUTCOMES = ("used", "ignored", "overridden", "corrected", "failed")
+RANK_WEIGHTS = {"used": 1.0, "ignored": -0.1, "overridden": 0.0, "corrected": -1.0,
+                "failed": -2.0}
+STATUSES = ("trial", "proven", "superseded")
+
+
+def recallable(records: list[Fact]) -> list[Fact]:
+    """Records that may enter a prompt: never superseded ones."""
+    return [r for r in records if r.status != "superseded"]
+
+
+def may_overwrite(existing: Fact, incoming_authority: str) -> bool:
+    """Inferred content never overwrites explicit content."""
+    return not (existing.authority == "explicit" and incoming_authority == "inferred")
+
+
+@dataclass(slots=True)
+class FeedbackResult:
+    record: Fact
+    outcome: str
+    status_before: str
+    status_after: str
+    rank: float
+    replaced_by: Fact | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"record": self.record.to_dict(), "outcome": self.outcome,
+                "status_before": self.status_before, "status_after": self.status_after,
+                "rank": self.rank,
+                "replaced_by": self.replaced_by.to_dict() if self.replaced_by else None}
+
+
+class LifecycleService:
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+
+    # -- locating ----------------------------------------------------------------------
+
+    def _files(self) -> list[tuple[str, tuple[str, ...]]]:
+        lay = self.vault.layout
+        return [(lay.memory, FACT_CATEGORIES), (lay.lessons, LESSON_CATEGORIES)]
+
+    def locate(self, record_id: str) -> tuple[str, Fact]:
+        for path, known in self._files():
+            doc = load_bullet_file(self.vault.backend, path).doc
+            found = doc.find(record_id)
+            if found:
+                return path, fact_from_item(found[0], known)
+        raise NotFound(f"no fact or lesson with id {record_id!r} in "
+                       f"{self.vault.layout.memory} or {self.vault.layout.lessons}")
+
+    # -- feedback ----------------------------------------------------------------------
+
+    def feedback(self, record_id: str, outcome: str, *, text: str | None = None,
+                 event_id: str | None = None) -> FeedbackResult:
+        if outcome not in OUTCOMES:
+            raise InvalidInput(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+        if text is not None and outcome != "corrected":
+            raise InvalidInput("new wording (--text) goes with the outcome `corrected` only")
+        path, record = self.locate(record_id)
+        added = self.vault.events.append("feedback", event_id=event_id, record=record.id,
+                                         outcome=outcome)
+        before = record.status
+        after = before
+        replaced = None
+        if added and before != "superseded":
+            if outcome == "used" and before == "trial":
+                after = "proven"
+            elif outcome in ("corrected", "failed") and before == "proven":
+                after = "trial"
+            if text is not None:
+                replaced = self.supersede(record.id, text)
+                after = "superseded"
+            elif after != before:
+                self.set_status(path, record.id, after, reason=f"feedback:{outcome}")
+        _, record = self.locate(record.id)
+        return FeedbackResult(record, outcome, before, after, self.rank(record.id), replaced)
+
+    def set_status(self, path: str, record_id: str, status: str, *, reason: str) -> Fact:
+        known = LESSON_CATEGORIES if path == self.vault.layout.lessons else FACT_CATEGORIES
+        before: list[str] = []
+
+        def apply(doc: BulletDocument) -> Fact:
+            item = find_one(doc, record_id, path)
+            fact = fact_from_item(item, known)
+            before[:] = [fact.status]
+            if fact.status == status:
+                raise NoChange(fact)
+            meta = dict(item.meta)
+            meta["id"] = item.id
+            meta["status"] = status
+            doc.replace_item(item, render_updated_item(item, meta=meta))
+            return fact_from_item(doc.find(record_id)[0], known)
+
+        fact = edit_bullet_file(self.vault.backend, path, apply,
+                                message="memvault: lifecycle change")
+        if before and before[0] != status:
+            self.vault.events.append("lifecycle", record=record_id, status=status,
+                                     **{"from": before[0]}, reason=reason)
+        return fact
+
+    def supersede(self, record_id: str, new_text: str) -> Fact:
+        """Replace a record by a new explicit one; the old stays, marked superseded."""
+        new_text = check_record_text(new_text)
+        path, old = self.locate(record_id)
+        if old.status == "superseded":
+            raise InvalidInput(f"{record_id} is already superseded", path=path)
+        known = LESSON_CATEGORIES if path == self.vault.layout.lessons else FACT_CATEGORIES
+
+        def add(doc: BulletDocument) -> Fact:
+            new_id = new_record_id({it.id for it in doc.items})
+            meta = {"id": new_id, "updated": str(int(time.time())), "supersedes": old.id}
+            if old.meta.get("evidence"):
+                meta["evidence"] = old.meta["evidence"]
+            doc.insert_item(render_new_item(new_text, old.category_raw or "other", meta))
+            return fact_from_item(doc.find(new_id)[0], known)
+
+        new = edit_bullet_file(self.vault.backend, path, add, message="memvault: correction")
+        self.vault.events.append("fact.remembered", record=new.id, text=new.text,
+                                 category=new.category_raw, source="correction",
+                                 supersedes=old.id)
+        self.set_status(path, old.id, "superseded", reason=f"superseded-by:{new.id}")
+        self.vault.tombstones.lift(new_text, new.id)
+        return new
+
+    # -- derived state -----------------------------------------------------------------
+
+    def ranks(self) -> dict[str, float]:
+        """The rank signal of every record with feedback (sum of outcome weights)."""
+        out: dict[str, float] = {}
+        for ev in self.vault.events.events(type_prefix="feedback"):
+            rec = str(ev.get("record"))
+            out[rec] = round(out.get(rec, 0.0) + RANK_WEIGHTS.get(str(ev.get("outcome")), 0.0),
+                             3)
+        return out
+
+    def rank(self, record_id: str) -> float:
+        return self.ranks().get(record_id, 0.0)
+
+    def replay(self, *, fix: bool = False) -> dict[str, Any]:
+        """Rebuild lifecycle state from the journal and compare it with the Markdown.
+
+        Returns {"records", "drift": [{id, file, markdown, journal}], "fixed", "ranks"}.
+        """
+        expected: dict[str, str] = {}
+        for ev in self.vault.events.events(type_prefix="lifecycle"):
+            if ev.get("status") in STATUSES:
+                expected[str(ev.get("record"))] = str(ev["status"])
+        drift = []
+        count = 0
+        for path, known in self._files():
+            for item in load_bullet_file(self.vault.backend, path).doc.items:
+                count += 1
+                fact = fact_from_item(item, known)
+                want = expected.get(fact.id)
+                if want is not None and fact.status != want:
+                    drift.append({"id": fact.id, "file": path, "markdown": fact.status,
+                                  "journal": want})
+        fixed = 0
+        if fix:
+            for d in drift:
+                self._write_status_quietly(d["file"], d["id"], d["journal"])
+                fixed += 1
+        return {"records": count, "drift": drift, "fixed": fixed, "ranks": self.ranks()}
+
+    def _write_status_quietly(self, path: str, record_id: str, status: str) -> None:
+        def apply(doc: BulletDocument) -> None:
+            item = find_one(doc, record_id, path)
+            meta = dict(item.meta)
+            meta["id"] = item.id
+            meta["status"] = status
+            doc.replace_item(item, render_updated_item(item, meta=meta))
+
+        edit_bullet_file(self.vault.backend, path, apply, message="memvault: journal replay")
