@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -119,6 +120,7 @@ class FsBackend:
         full = self._path(path, for_write=True)
         with self.lock():
             self._check_expected(path, full, expected)
+            _check_not_readonly(path, full)
             tmp = self._stage(path, full, data)
             self._install(path, tmp, full)
         return content_version(data)
@@ -138,6 +140,7 @@ class FsBackend:
     def append(self, path: str, data: bytes, *, message: str = "") -> None:
         full = self._path(path, for_write=True)
         with self.lock():
+            _check_not_readonly(path, full)
             full.parent.mkdir(parents=True, exist_ok=True)
             try:
                 fd = os.open(full, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -164,6 +167,8 @@ class FsBackend:
                 for ch in changes:
                     full = self._path(ch.path, for_write=True)
                     self._check_expected(ch.path, full, ch.expected)
+                    if ch.data is not None:
+                        _check_not_readonly(ch.path, full)
                     tmp = self._stage(ch.path, full, ch.data) if ch.data is not None else None
                     staged.append((ch, full, tmp))
             except BaseException:
@@ -252,6 +257,20 @@ class FsBackend:
                     fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
                     os.close(self._lock_fd)
                     self._lock_fd = None
+
+
+def _check_not_readonly(path: str, full: Path) -> None:
+    """Refuse to replace a file the user made read-only (no write bit for anyone).
+
+    An atomic rename would otherwise replace it silently (and root ignores modes).
+    """
+    try:
+        mode = full.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISREG(mode) and not mode & 0o222:
+        raise ReadOnly("file is read-only (no write permission); nothing was written",
+                       path=path)
 
 
 def _is_within(path: Path, root: Path) -> bool:
