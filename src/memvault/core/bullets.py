@@ -23,9 +23,13 @@ This module is pure: bytes in, bytes out.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import wraps
+from typing import TypeVar
 
 from memvault.core.lines import TextFile
 
@@ -39,6 +43,9 @@ _TASK = re.compile(r"\[(.)\](?:([ \t]+)|\Z)")
 _BLOCK_ID = re.compile(r"[ \t]+\^[A-Za-z0-9-]+\Z")
 _CATEGORY = re.compile(r"(?:(?<=[ \t])|\A)\[([A-Za-z][A-Za-z0-9_-]*)\]\Z")
 _META_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*:\S*\Z")
+# A comment body made only of _META_TOKENs separated by whitespace (one regex, not one per token).
+_META_BODY = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_.-]*:\S*(?:\s+[A-Za-z_][A-Za-z0-9_.-]*:\S*)*\s*")
+_CATEGORY_AT = re.compile(r"\[([A-Za-z][A-Za-z0-9_-]*)\]\Z")
 
 _ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 _MERGE_MARKERS = ("<<<<<<<", "=======", "|||||||", ">>>>>>>")
@@ -149,6 +156,32 @@ class BulletDocument:
 # -- parsing -------------------------------------------------------------------------------
 
 
+_R = TypeVar("_R")
+
+
+def _cycle_gc_paused(func: Callable[..., _R]) -> Callable[..., _R]:
+    """Run `func` with the cyclic garbage collector paused.
+
+    Parsing creates tens of thousands of small objects (lines, items, metadata dicts) and
+    no reference cycles; without the pause, the collector's repeated full passes over
+    them made parsing 10,000 facts up to 40 % slower and its time erratic. Memory is
+    still freed by reference counting; the previous collector state is restored.
+    """
+
+    @wraps(func)
+    def wrapper(*args: object, **kwargs: object) -> _R:
+        if not gc.isenabled():
+            return func(*args, **kwargs)
+        gc.disable()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return wrapper
+
+
+@_cycle_gc_paused
 def parse_bullets(data: bytes) -> BulletDocument:
     """Parse a memory file. Never raises; problems become read-only reasons."""
     return _parse_text_file(TextFile.parse(data))
@@ -164,6 +197,7 @@ def _frontmatter_end(texts: list[str]) -> int:
     return 0
 
 
+@_cycle_gc_paused
 def _parse_text_file(tf: TextFile) -> BulletDocument:
     texts = [ln.text for ln in tf.lines]
     n = len(texts)
@@ -263,7 +297,7 @@ def _parse_item_text(start: int, text_end: int, end: int, marker: str, gap: str,
     reason: str | None = None
     task: str | None = None
     task_gap = ""
-    tm = _TASK.match(rest)
+    tm = _TASK.match(rest) if rest[:1] == "[" else None
     if tm:
         task = tm.group(1)
         task_gap = tm.group(2) or ""
@@ -281,7 +315,7 @@ def _parse_item_text(start: int, text_end: int, end: int, marker: str, gap: str,
         logical = stripped
     s = logical.rstrip(" \t")
     block_suffix = ""
-    bm = _BLOCK_ID.search(s)
+    bm = _BLOCK_ID.search(s) if "^" in s else None  # pre-check: search scans every offset
     if bm:
         block_suffix = s[bm.start():]
         s = s[:bm.start()]
@@ -292,7 +326,7 @@ def _parse_item_text(start: int, text_end: int, end: int, marker: str, gap: str,
         if open_at >= 0:
             body = s[open_at + 4:-3]
             tokens = body.split()
-            if tokens and all(_META_TOKEN.match(t) for t in tokens) and "<!--" not in body:
+            if tokens and _META_BODY.fullmatch(body) and "<!--" not in body:
                 has_comment = True
                 for t in tokens:
                     k, _, v = t.partition(":")
@@ -307,10 +341,14 @@ def _parse_item_text(start: int, text_end: int, end: int, marker: str, gap: str,
         elif not has_comment and "id:" in tail:
             reason = reason or "text after the metadata comment"
     category: str | None = None
-    cm = _CATEGORY.search(s)
-    if cm and s[:cm.start()].strip():
-        category = cm.group(1)
-        s = s[:cm.start()].rstrip(" \t")
+    if s.endswith("]"):
+        # Same rule as _CATEGORY.search(s), without scanning every offset: a category
+        # has no "[" inside, so it can only start at the last "[".
+        at = s.rfind("[")
+        cm = _CATEGORY_AT.match(s, at) if at > 0 and s[at - 1] in " \t" else None
+        if cm and s[:at].strip():
+            category = cm.group(1)
+            s = s[:at].rstrip(" \t")
     text = s
     item = BulletItem(start=start, text_end=text_end, end=end, marker=marker, gap=gap,
                       task=task, task_gap=task_gap, text=text, category_raw=category,
