@@ -33,6 +33,7 @@ def _arguments(ids: dict[str, str]) -> dict[str, dict[str, Any]]:
         "memory_list": {},
         "memory_show": {"id": ids["fact"]},
         "proposal_list": {},
+        "lesson_list": {},
         "profile_show": {},
         "policy_show": {},
         "memory_propose": {"text": RAISE},

@@ -177,3 +177,65 @@ def test_box_ticked_in_inbox_is_applied_before_the_next_call(vault_dir: Path) ->
 
     run(go)
     assert "I work in UTC+2 [identity]" in _memory(vault_dir)
+
+
+def test_search_finds_memory_with_ids_and_vault_notes(vault_dir: Path) -> None:
+    fid = Vault.open(vault_dir).memory.remember("My main project is Aurora, a Rust runtime",
+                                                "project").fact.id
+    (vault_dir / "Projects").mkdir()
+    (vault_dir / "Projects" / "Aurora.md").write_text("# Aurora\n\nWork-stealing scheduler.\n")
+
+    async def go() -> None:
+        async with in_process(vault_dir) as client:
+            found = await ok(client, "memory_search", {"q": "aurora", "k": 5})
+            assert fid in [h["id"] for h in found["memory"]]
+            assert "Projects/Aurora.md" in [h["path"] for h in found["notes"]]
+            only_memory = await ok(client, "memory_search", {"query": "aurora", "notes": False})
+            assert only_memory["notes"] == []
+            is_error, _ = await call(client, "memory_search", {"query": "   "})
+            assert is_error
+
+    run(go)
+
+
+def test_profile_and_policy_are_shown_read_only(vault_dir: Path) -> None:
+    policy = vault_dir / "Pilot" / "Policy.md"
+    policy.write_text("---\nmax_trade_usd: 250\n---\n# Policy\n", encoding="utf-8")
+
+    async def go() -> None:
+        async with in_process(vault_dir, "write") as client:
+            shown = await ok(client, "policy_show")
+            assert shown["valid"] is True and shown["limits"]["max_trade_usd"] == 250
+            assert "properties" in await ok(client, "profile_show")
+            policy.write_text("---\nmax_trade_usd: -5\n---\n# Policy\n", encoding="utf-8")
+            broken = await ok(client, "policy_show")
+            assert broken["valid"] is False and broken["limits"] == {}
+            assert "max_trade_usd" in broken["problem"]
+            names = await tool_names(client)
+            assert not {n for n in names if n.startswith(("policy_", "profile_"))} - {
+                "policy_show", "profile_show"}
+
+    run(go)
+
+
+def test_lesson_proposal_needs_evidence_that_exists(vault_dir: Path) -> None:
+    vault = Vault.open(vault_dir)
+    vault.events.append("feedback", event_id="ev-real-1", record="x")
+
+    async def go() -> None:
+        async with in_process(vault_dir) as client:
+            is_error, text = await call(client, "lesson_propose", {
+                "text": "Show full tables when comparing venues",
+                "category": "comparison-emphasis", "evidence": ["ev-made-up"]})
+            assert is_error and "ev-made-up" in text
+            made = await ok(client, "lesson_propose", {
+                "lesson": "Show full tables when comparing venues",
+                "category": "comparison-emphasis", "evidence_ids": "ev-real-1"})
+            assert made["status"] == "proposed"
+            assert made["proposal"]["evidence"] == ["ev-real-1"]
+
+    run(go)
+    inbox = (vault_dir / "Pilot" / "Inbox.md").read_text(encoding="utf-8")
+    assert "- [ ] Show full tables when comparing venues [comparison-emphasis]" in inbox
+    assert "evidence:ev-real-1" in inbox
+    assert "Show full tables" not in (vault_dir / "Pilot" / "Lessons.md").read_text()

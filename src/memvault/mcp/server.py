@@ -77,23 +77,25 @@ def _file_reader(session: VaultSession, attr: str):  # type: ignore[no-untyped-d
 
 
 def start_watcher(session: VaultSession):  # type: ignore[no-untyped-def]
-    """Start the vault watcher (ticked inbox boxes applied as they happen), if available.
+    """Start the vault watcher (memvault.services.watcher) in the background: ticked inbox
+    boxes are applied and the search index refreshed as the user edits. Every change is
+    logged to stderr.
 
     Correctness does not depend on it: every call re-reads the files and applies inbox
-    edits first. Returns an object with `stop()`, or None.
+    edits first. Returns the watcher (with `stop()`), or None when it cannot run (a
+    remote backend, no watchdog).
     """
-    try:
-        from memvault.services import watcher  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    starter = getattr(watcher, "start_background", None)
-    if starter is None:
+    if session.backend.name != "fs":
         return None
     try:
-        return starter(session.vault())
+        from memvault.services.watcher import VaultWatcher
+
+        watcher = VaultWatcher(session.vault(), lambda event: log.info("%s", event.line()))
+        watcher.start()
     except Exception as exc:  # the server works without it
         log.warning("vault watcher not started: %s", exc)
         return None
+    return watcher
 
 
 def serve_stdio(vault_path: str | Path | None, *, scope: str | None = None,

@@ -32,9 +32,12 @@ def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = Tru
 
 
 def _has_service(session: VaultSession, name: str) -> bool:
+    """Is `vault.<name>` provided by this installation (module present and wired)?"""
+    from importlib.util import find_spec
+
     from memvault.services.vault import Vault
 
-    return hasattr(Vault, name)
+    return hasattr(Vault, name) and find_spec(f"memvault.services.{name}") is not None
 
 
 # -- reading ---------------------------------------------------------------------------
@@ -59,11 +62,13 @@ def register_read_tools(server: MCPServer, session: VaultSession) -> None:
 
     if _has_service(session, "search"):
         @server.tool(annotations=read)
-        def memory_search(query: Query, limit: Limit = 10) -> dict[str, Any]:
-            """Full-text search over every note in the vault (BM25 with typo-tolerant
-            names and tags). Returns path, title, snippet and score per hit."""
+        def memory_search(query: Query, limit: Limit = 10,
+                          notes: bool = True) -> dict[str, Any]:
+            """Search the user's memory (facts, lessons, proposals: `memory`, with ids for
+            memory_show) and, unless notes=false, every note in the vault (`notes`: path,
+            title, snippet, score; BM25 with typo-tolerant names and tags)."""
             with session.call() as vault:
-                return _search(vault, query, clamp(limit, 1, 100, 10))
+                return _search(vault, query, clamp(limit, 1, 100, 10), notes)
 
     @server.tool(annotations=read)
     def memory_list(category: Category = None, limit: Limit = 20) -> dict[str, Any]:
@@ -89,6 +94,14 @@ def register_read_tools(server: MCPServer, session: VaultSession) -> None:
                                     for e in history]}
             return {"fact": _fact(fact), "state": "active", "history": history}
 
+    if _has_service(session, "lessons"):
+        @server.tool(annotations=read)
+        def lesson_list() -> dict[str, Any]:
+            """Accepted lessons (Lessons.md): how to work with this user, with evidence."""
+            with session.call() as vault:
+                return {"lessons": [_fact(x) for x in vault.lessons.list()],
+                        "path": vault.layout.lessons}
+
     @server.tool(annotations=read)
     def proposal_list() -> dict[str, Any]:
         """Proposals waiting for the user's review in Inbox.md."""
@@ -102,7 +115,10 @@ def register_read_tools(server: MCPServer, session: VaultSession) -> None:
             """The user's profile (Profile.md): properties such as name, timezone, language
             and answer style, and its prose. Read-only over MCP."""
             with session.call() as vault:
-                return _as_dict(vault.profile.show())
+                data = vault.profile.show()
+                return {"path": data["path"], "exists": data["exists"],
+                        "properties": data["properties"], "prose": data["prose"],
+                        "problem": data.get("readonly_reason")}
 
     if _has_service(session, "policy"):
         @server.tool(annotations=read)
@@ -110,7 +126,10 @@ def register_read_tools(server: MCPServer, session: VaultSession) -> None:
             """The user's hard limits (Policy.md). Authoritative; never writable over MCP.
             If the file is invalid, the error is reported and you must not act."""
             with session.call() as vault:
-                return _as_dict(vault.policy.show())
+                data = vault.policy.limits_for_context()
+                return {"path": data["path"], "exists": data["exists"],
+                        "valid": data["valid"], "limits": data["limits"],
+                        "problem": data["reason"], "authoritative": True}
 
 
 # -- proposing -------------------------------------------------------------------------
@@ -138,9 +157,9 @@ def register_propose_tools(server: MCPServer, session: VaultSession) -> None:
             citing the journal event ids or trade hashes it rests on. It lands in Inbox.md
             for review; evidence that does not exist is refused."""
             with session.call() as vault:
-                result = vault.lessons.propose(text, category, evidence=id_list(evidence),
+                result = vault.lessons.propose(text, category or "", evidence=id_list(evidence),
                                                source=MCP_SOURCE)
-                return _as_dict(result)
+                return {**result.to_dict(), "note": _STATUS_NOTES.get(result.status, "")}
 
 
 _STATUS_NOTES = {
@@ -222,6 +241,10 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return {"result": value}
 
 
-def _search(vault: Any, query: str, limit: int) -> dict[str, Any]:
-    hits = vault.search.search(query, limit=limit)
-    return {"query": query, "results": [_as_dict(h) for h in hits]}
+def _search(vault: Any, query: str, limit: int, notes: bool) -> dict[str, Any]:
+    try:
+        memory = [h.to_dict() for h in vault.search.search_memory(query, limit=limit)]
+        found = [h.to_dict() for h in vault.search.search(query, limit=limit)] if notes else []
+    finally:
+        vault.search.close()
+    return {"query": query, "memory": memory, "notes": found}
