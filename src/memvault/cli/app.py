@@ -56,6 +56,7 @@ COMMAND_MODULES = (
     "memvault.cli.profile",
     "memvault.cli.policy",
     "memvault.cli.sync",
+    "memvault.cli.watch",
     "memvault.cli.serve",
 )
 
