@@ -1,0 +1,109 @@
+"""`memvault export` and `memvault import` (§12). Format and rules:
+services/transfer.py and docs/learning.md. Import validates the whole file before
+writing anything; `--dry-run` only shows the plan."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from memvault.cli.state import console, esc, print_json, state, wants_json
+
+JSON_OPT = typer.Option(False, "--json", help="JSON output.")
+PROGRESS_MIN = 50
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export)
+    app.command("import")(import_)
+
+
+def export(ctx: typer.Context,
+           output: Optional[str] = typer.Option(None, "--output", "-o",
+                                                help="Write to this file (default: stdout)."),
+           ) -> None:
+    """Export facts, preferences, lessons, proposals and controls as versioned JSON (v2).
+
+    Forgotten text is never exported (only content-free tombstone keys).
+
+    Example: memvault export --output memory-backup.json
+    """
+    import json
+
+    data = state(ctx).vault().transfer.export()
+    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        return
+    from pathlib import Path
+
+    path = Path(output)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    if not state(ctx).quiet:
+        count = sum(len(data[k]) for k in ("facts", "preferences", "lessons", "proposals"))
+        console().print(f"exported {count} record(s) to {esc(str(path))}")
+
+
+def import_(ctx: typer.Context,
+            source: str = typer.Argument(..., metavar="FILE",
+                                         help="A memvault export (v1 or v2), or a Markdown "
+                                              "bullet list; - for stdin."),
+            dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; "
+                                                                  "write nothing."),
+            json_out: bool = JSON_OPT) -> None:
+    """Import memories; inferred or foreign items arrive as proposals for review.
+
+    Example: memvault import saved-memories.md --dry-run
+    """
+    if source == "-":
+        data, where = sys.stdin.buffer.read(), "stdin"
+    else:
+        from pathlib import Path
+
+        from memvault.errors import NotFound
+
+        path = Path(source)
+        if not path.is_file():
+            raise NotFound("no such file", path=source)
+        data, where = path.read_bytes(), source
+    st = state(ctx)
+    service = st.vault().transfer
+    plan = service.plan(data, where)
+    as_json = wants_json(ctx, json_out)
+    if not dry_run and plan.changes:
+        if len(plan.actions) >= PROGRESS_MIN and sys.stderr.isatty() and not as_json:
+            from rich.progress import Progress
+
+            from memvault.cli.state import err_console
+
+            with Progress(console=err_console(), transient=True) as bar:
+                task = bar.add_task("importing", total=len(plan.actions))
+                service.apply(plan, progress=lambda done, total: bar.update(task,
+                                                                             completed=done))
+        else:
+            service.apply(plan)
+    if as_json:
+        print_json(plan.to_dict() | {"dry_run": dry_run})
+        return
+    verb = "would add" if dry_run else "added"
+    report = plan.to_dict()
+    if not plan.changes:
+        console().print(f"nothing to import ({len(plan.skipped)} already present or skipped)")
+    else:
+        for target, count in report["added"].items():
+            where_to = {"memory": "Memory.md", "lessons": "Lessons.md",
+                        "inbox": "Inbox.md (as proposals)"}[target]
+            console().print(f"{verb} {count} to {where_to}")
+        for key, value in plan.controls.items():
+            console().print(f"{'would set' if dry_run else 'set'} {key} = {value}")
+        if plan.tombstone_keys:
+            console().print(f"{verb} {len(plan.tombstone_keys)} tombstone key(s)")
+    if plan.skipped and not st.quiet:
+        console().print(f"[dim]skipped {len(plan.skipped)}[/dim]")
+    if dry_run and plan.actions:
+        for a in plan.actions[:20]:
+            console().print(f"  + {a.target}: {esc(a.text)}")
