@@ -199,3 +199,12 @@ def test_lock_is_reentrant_in_one_process(fs: FsBackend) -> None:
             fs.write("x.md", b"1")
         fs.write("y.md", b"2")
     assert fs.read("x.md").data == b"1"
+
+
+def test_write_removes_temp_files_a_killed_writer_left(fs: FsBackend, root: Path) -> None:
+    fs.write("m.md", b"one")
+    (root / ".m.md.k1ll3d.tmp").write_bytes(b"half a fi")
+    (root / ".other.md.k1ll3d.tmp").write_bytes(b"not ours to clean now")
+    fs.write("m.md", b"two")
+    assert not (root / ".m.md.k1ll3d.tmp").exists()
+    assert (root / ".other.md.k1ll3d.tmp").exists()

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import os
 import stat
@@ -213,6 +214,7 @@ class FsBackend:
         except NotADirectoryError:
             raise InvalidInput("a parent of this path is a file, not a folder",
                                path=path) from None
+        _remove_stale_temps(full)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{full.name}.", suffix=".tmp",
                                         dir=full.parent)
         tmp = Path(tmp_name)
@@ -271,6 +273,17 @@ def _check_not_readonly(path: str, full: Path) -> None:
     if stat.S_ISREG(mode) and not mode & 0o222:
         raise ReadOnly("file is read-only (no write permission); nothing was written",
                        path=path)
+
+
+def _remove_stale_temps(full: Path) -> None:
+    """Delete temp files a killed writer left next to `full`.
+
+    Called only under the vault lock, while no other memvault process is staging, so
+    every `.<name>.*.tmp` there is an orphan.
+    """
+    for orphan in full.parent.glob(f".{glob.escape(full.name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            orphan.unlink()
 
 
 def _is_within(path: Path, root: Path) -> bool:
