@@ -61,6 +61,8 @@ COMMAND_MODULES = (
     "memvault.cli.sync",
     "memvault.cli.watch",
     "memvault.cli.serve",
+    "memvault.cli.context",
+    "memvault.cli.search",
 )
 
 

@@ -20,6 +20,8 @@ from memvault.layout import Layout
 from memvault.services.journal import EventLog, Tombstones
 
 if TYPE_CHECKING:
+    from memvault.services.context import ContextService
+    from memvault.services.search import SearchService
     from memvault.services.doctor import DoctorService
     from memvault.services.learning import LearningService
     from memvault.services.memory import MemoryService
@@ -155,6 +157,18 @@ class Vault:
         return TransferService(self)
 
     @cached_property
+    def context(self) -> ContextService:
+        from memvault.services.context import ContextService
+
+        return ContextService(self)
+
+    @cached_property
+    def search(self) -> SearchService:
+        from memvault.services.search import SearchService
+
+        return SearchService(self)
+
+    @cached_property
     def doctor(self) -> DoctorService:
         from memvault.services.doctor import DoctorService
 
@@ -162,6 +176,9 @@ class Vault:
         from memvault.services.sync import sync_doctor_findings
 
         service.checks.append(lambda: sync_doctor_findings(self))
+        from memvault.services.search import unreadable_notes_check
+
+        service.checks.append(lambda: unreadable_notes_check(self))
         return service
 
     # -- helpers shared by services ----------------------------------------------------

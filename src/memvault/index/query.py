@@ -1,0 +1,250 @@
+"""Searching the index: the query syntax, BM25 ranking with boosts, the fuzzy fallback.
+
+Query syntax (docs/recall.md): words are all required; `"an exact phrase"`; `word*`
+for a prefix; `-word` or `-"a phrase"` to exclude; `a OR b`. Anything else is taken
+literally (no FTS5 syntax errors reach the user). When every word is required and
+nothing matches, any-word matching is tried; when there are still few results, titles,
+aliases and tags are matched fuzzily (rapidfuzz), which forgives typos.
+
+Ranking: BM25 with column weights title 10, aliases 8, tags 5, properties 2, body 1,
+and a note whose title or alias equals the query goes first. Read-only.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from memvault.index.text import segment, unsegment
+
+WEIGHTS = (10.0, 8.0, 5.0, 2.0, 1.0)
+FUZZY_CUTOFF = 82.0
+FEW_RESULTS = 3
+HL_OPEN, HL_CLOSE = "\x02", "\x03"
+_TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+_WORDISH = re.compile(r"\w")
+
+
+@dataclass(slots=True)
+class Hit:
+    path: str
+    title: str
+    snippet: str  # highlights between HL_OPEN and HL_CLOSE
+    score: float
+    match: str  # "full text", "any word", "fuzzy title", "fuzzy alias", "fuzzy tag"
+    tags: list[str]
+    aliases: list[str]
+
+    def to_dict(self, marker: str = "**") -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "score": round(self.score, 3),
+                "match": self.match,
+                "snippet": self.snippet.replace(HL_OPEN, marker).replace(HL_CLOSE, marker),
+                "tags": self.tags, "aliases": self.aliases}
+
+
+@dataclass(slots=True)
+class MemoryHit:
+    id: str
+    kind: str
+    category: str | None
+    status: str | None
+    text: str
+    path: str
+    line: int | None
+    snippet: str
+    score: float
+
+    def to_dict(self, marker: str = "**") -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "category": self.category,
+                "status": self.status, "text": self.text, "path": self.path,
+                "line": self.line, "score": round(self.score, 3),
+                "snippet": self.snippet.replace(HL_OPEN, marker).replace(HL_CLOSE, marker)}
+
+
+def _literal(text: str, prefix: bool = False) -> str | None:
+    text = segment(text.strip())
+    if not _WORDISH.search(text):
+        return None
+    return '"' + text.replace('"', '""') + '"' + ("*" if prefix else "")
+
+
+def parse_query(query: str) -> tuple[list[str], list[str]]:
+    """([required clauses], [excluded clauses]) in FTS5 syntax; OR groups stay together."""
+    required: list[str] = []
+    excluded: list[str] = []
+    join_next = False
+    for m in _TOKEN.finditer(query):
+        negative, phrase, word = m.group(1), m.group(2), m.group(3)
+        if word == "OR":
+            join_next = bool(required)
+            continue
+        if word is not None:
+            negative = "-" if word.startswith("-") and len(word) > 1 else ""
+            word = word[1:] if negative else word
+            prefix = word.endswith("*") and len(word) > 1
+            clause = _literal(word.rstrip("*") if prefix else word, prefix)
+        else:
+            clause = _literal(phrase)
+        if clause is None:
+            continue
+        if negative:
+            excluded.append(clause)
+        elif join_next:
+            required[-1] = f"({required[-1]} OR {clause})"
+            join_next = False
+        else:
+            required.append(clause)
+    return required, excluded
+
+
+def fts_expression(required: list[str], excluded: list[str], *, any_word: bool = False) -> str:
+    expr = (" OR " if any_word else " AND ").join(required)
+    if excluded:
+        expr = f"({expr})" + "".join(f" NOT {c}" for c in excluded)
+    return expr
+
+
+def _filters(path_glob: str | None, tag: str | None) -> tuple[str, list[Any]]:
+    sql, args = "", []
+    if path_glob:
+        sql += " AND f.path GLOB ?"
+        args.append(path_glob)
+    if tag:
+        clean = tag.strip().lstrip("#").strip("/").lower()
+        sql += (" AND EXISTS (SELECT 1 FROM tags t WHERE t.file_id = f.id AND "
+                "(t.tag = ? OR substr(t.tag, 1, ?) = ?))")
+        args += [clean, len(clean) + 1, clean + "/"]
+    return sql, args
+
+
+def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
+                 path_glob: str | None = None, tag: str | None = None) -> list[Hit]:
+    """Notes matching `query`, best first (see the module doc)."""
+    required, excluded = parse_query(query)
+    filt, fargs = _filters(path_glob, tag)
+    hits: list[Hit] = []
+    if not required:
+        if excluded or not (path_glob or tag):
+            return []
+        rows = conn.execute(f"SELECT f.id, f.path, f.title, 0, '' FROM files f "
+                            f"WHERE f.kind = 'note'{filt} ORDER BY f.path LIMIT ?",
+                            (*fargs, limit)).fetchall()
+        return _hits(conn, rows, "filter")
+    weights = ", ".join(str(w) for w in WEIGHTS)
+    sql = (f"SELECT f.id, f.path, f.title, bm25(notes_fts, {weights}) AS rank, "
+           f"snippet(notes_fts, -1, '{HL_OPEN}', '{HL_CLOSE}', '\u2026', 14) "
+           f"FROM notes_fts JOIN files f ON f.id = notes_fts.rowid "
+           f"WHERE notes_fts MATCH ?{filt} ORDER BY rank LIMIT ?")
+    fetch = max(limit * 2, 20)
+    rows = conn.execute(sql, (fts_expression(required, excluded), *fargs, fetch)).fetchall()
+    hits = _hits(conn, rows, "full text")
+    wanted = query.strip().strip('"').casefold()
+    hits.sort(key=lambda h: (0 if wanted == h.title.casefold() or
+                             wanted in (a.casefold() for a in h.aliases) else 1, -h.score,
+                             h.path))
+    hits = hits[:limit]
+    if len(hits) >= min(limit, FEW_RESULTS):
+        return hits
+    seen = {h.path for h in hits}
+    extra = fuzzy_notes(conn, query, limit=limit, path_glob=path_glob, tag=tag)
+    if len(required) > 1:
+        rows = conn.execute(sql, (fts_expression(required, excluded, any_word=True), *fargs,
+                                  fetch)).fetchall()
+        extra += _hits(conn, rows, "any word")
+    for hit in extra:
+        if hit.path not in seen and len(hits) < limit:
+            hits.append(hit)
+            seen.add(hit.path)
+    return hits
+
+
+def _hits(conn: sqlite3.Connection, rows: list[Any], match: str) -> list[Hit]:
+    if not rows:
+        return []
+    ids = [r[0] for r in rows]
+    marks = ",".join("?" * len(ids))
+    tags: dict[int, list[str]] = {}
+    for fid, tag in conn.execute(f"SELECT file_id, tag FROM tags WHERE file_id IN ({marks})",
+                                 ids):
+        tags.setdefault(fid, []).append(tag)
+    aliases: dict[int, list[str]] = {}
+    for fid, alias in conn.execute(
+            f"SELECT file_id, alias FROM aliases WHERE file_id IN ({marks})", ids):
+        aliases.setdefault(fid, []).append(alias)
+    return [Hit(path, title, _clean_snippet(snip), -float(rank), match, tags.get(fid, []),
+                aliases.get(fid, [])) for fid, path, title, rank, snip in rows]
+
+
+def _clean_snippet(snippet: str) -> str:
+    text = unsegment(snippet or "")
+    return " ".join(text.split())
+
+
+def fuzzy_notes(conn: sqlite3.Connection, query: str, *, limit: int,
+                path_glob: str | None = None, tag: str | None = None) -> list[Hit]:
+    """Notes whose title, alias or tag is close to `query` (typos forgiven)."""
+    from rapidfuzz import fuzz, process, utils
+
+    q = query.strip().strip('"')
+    if len(q) < 3:
+        return []
+    filt, fargs = _filters(path_glob, tag)
+    choices: list[tuple[str, int, str]] = []
+    for fid, title in conn.execute(f"SELECT f.id, f.title FROM files f WHERE f.kind = 'note'"
+                                   f"{filt}", fargs):
+        choices.append((title, fid, "fuzzy title"))
+    for fid, alias in conn.execute(f"SELECT f.id, a.alias FROM aliases a JOIN files f ON "
+                                   f"f.id = a.file_id WHERE 1{filt}", fargs):
+        choices.append((alias, fid, "fuzzy alias"))
+    tag_files: dict[str, list[int]] = {}
+    for fid, name in conn.execute(f"SELECT f.id, t.tag FROM tags t JOIN files f ON "
+                                  f"f.id = t.file_id WHERE 1{filt}", fargs):
+        tag_files.setdefault(name, []).append(fid)
+    for name, fids in tag_files.items():
+        choices.append((name, fids[0], "fuzzy tag"))
+    found = process.extract(q, [c[0] for c in choices], scorer=fuzz.WRatio,
+                            processor=utils.default_process, score_cutoff=FUZZY_CUTOFF,
+                            limit=limit * 3)
+    best: dict[int, tuple[float, float, int, str]] = {}
+    preference = {"fuzzy title": 0, "fuzzy alias": 1, "fuzzy tag": 2}
+    for _text, score, idx in found:
+        text, fid, how = choices[idx]
+        plain = fuzz.ratio(utils.default_process(q), utils.default_process(text))
+        key = (plain, float(score), -preference[how], how)
+        fids = tag_files[text][:limit] if how == "fuzzy tag" else [fid]
+        for one in fids:
+            if one not in best or best[one][:3] < key[:3]:
+                best[one] = key
+    ordered = sorted(best.items(), key=lambda kv: (-kv[1][0], -kv[1][1], -kv[1][2],
+                                                  kv[0]))[:limit]
+    hits: list[Hit] = []
+    for fid, (score, _plain, _pref, how) in ordered:
+        row = conn.execute("SELECT f.id, f.path, f.title, 0, substr(n.body, 1, 160) FROM files f "
+                           "JOIN notes_fts n ON n.rowid = f.id WHERE f.id = ?", (fid,)).fetchone()
+        if row:
+            hit = _hits(conn, [row], how)[0]
+            hit.score = score / 100.0
+            hits.append(hit)
+    return hits
+
+
+def search_memory(conn: sqlite3.Connection, query: str, scope: str, *,
+                  limit: int = 10) -> list[MemoryHit]:
+    """Facts, lessons and proposals of one principal matching `query`, with their ids."""
+    required, excluded = parse_query(query)
+    if not required:
+        return []
+    sql = (f"SELECT r.rid, r.kind, r.category, r.status, m.text, f.path, r.line, "
+           f"snippet(memory_fts, 0, '{HL_OPEN}', '{HL_CLOSE}', '\u2026', 20), bm25(memory_fts) "
+           f"FROM memory_fts m JOIN memory_records r ON r.id = m.rowid "
+           f"JOIN files f ON f.id = r.file_id WHERE memory_fts MATCH ? AND r.scope = ? "
+           f"ORDER BY bm25(memory_fts), r.rid LIMIT ?")
+    rows = conn.execute(sql, (fts_expression(required, excluded), scope, limit)).fetchall()
+    if not rows and len(required) > 1:
+        rows = conn.execute(sql, (fts_expression(required, excluded, any_word=True), scope,
+                                  limit)).fetchall()
+    return [MemoryHit(rid, kind, cat, status, unsegment(text), path, line,
+                      _clean_snippet(snip), -float(rank))
+            for rid, kind, cat, status, text, path, line, snip, rank in rows]

@@ -1,0 +1,129 @@
+"""Finding the vault's notes on disk and reading one for the index.
+
+`scan_vault` lists every Markdown file (`.md`) with its size and modification time,
+skipping hidden folders and files (`.obsidian/`, `.memvault/`, `.git/`, `.trash/`) and
+symlinks that lead outside the vault. `read_indexable` reads one file: a note, a memory
+file (Memory.md, Lessons.md, Inbox.md of a principal, read per record with the shared
+bullet grammar), or the reason it cannot be indexed (binary, not UTF-8, unreadable).
+Nothing here writes a file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memvault.core.notes import Note, parse_note
+
+MEMORY_FILES = {"Memory.md": "fact", "Lessons.md": "lesson", "Inbox.md": "proposal"}
+SCOPES_FOLDER = "scopes"
+
+
+@dataclass(slots=True)
+class ScannedFile:
+    path: str
+    size: int
+    mtime_ns: int
+    scope: str | None = None  # set for memory files: the principal they belong to
+    memory_kind: str | None = None
+
+
+@dataclass(slots=True)
+class MemoryRecord:
+    rid: str
+    kind: str
+    category: str | None
+    status: str
+    line: int
+    text: str
+
+
+@dataclass(slots=True)
+class MemoryFileInfo:
+    records: list[MemoryRecord] = field(default_factory=list)
+
+
+Indexable = Note | MemoryFileInfo | str  # a str is the reason it cannot be indexed
+
+
+def _memory_role(rel: str, home_root: str) -> tuple[str | None, str | None]:
+    folder, _, name = rel.rpartition("/")
+    kind = MEMORY_FILES.get(name)
+    if kind is None:
+        return None, None
+    if folder == home_root:
+        return "default", kind
+    prefix = f"{home_root}/{SCOPES_FOLDER}/"
+    if folder.startswith(prefix) and "/" not in folder[len(prefix):]:
+        return folder[len(prefix):], kind
+    return None, None
+
+
+def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
+    """Every indexable file under `root`, by vault-relative path."""
+    out: dict[str, ScannedFile] = {}
+    real_root = os.path.realpath(root)
+    stack = [(str(root), "")]
+    while stack:
+        folder, rel_folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            rel = f"{rel_folder}{name}"
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, rel + "/"))
+                    continue
+                if not name.lower().endswith(".md"):
+                    continue
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if not target.startswith(real_root + os.sep) or not os.path.isfile(target):
+                        continue
+                st = entry.stat()
+            except OSError:
+                continue
+            scope, kind = _memory_role(rel, home_root)
+            out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
+    return out
+
+
+def read_indexable(root: Path, entry: ScannedFile) -> Indexable:
+    """The note or memory records in this file, or why it cannot be indexed."""
+    try:
+        with open(root / entry.path, "rb") as handle:
+            data = handle.read()
+    except PermissionError:
+        return "unreadable: permission denied"
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
+    if b"\x00" in data:
+        return "binary content (NUL bytes), not a text note"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8 (byte {exc.start})"
+    if entry.memory_kind:
+        return _memory_records(data, entry.memory_kind)
+    return parse_note(entry.path, text)
+
+
+def _memory_records(data: bytes, kind: str) -> MemoryFileInfo:
+    from memvault.core.bullets import parse_bullets
+    from memvault.core.records import fact_from_item
+
+    info = MemoryFileInfo()
+    for item in parse_bullets(data).items:
+        fact = fact_from_item(item, known=())
+        record_kind = kind
+        if kind == "proposal":
+            record_kind = f"proposal ({fact.meta.get('kind', 'fact')})"
+        info.records.append(MemoryRecord(fact.id, record_kind, fact.category_raw,
+                                         fact.status, fact.line, fact.text))
+    return info

@@ -1,0 +1,98 @@
+"""The index schema, as ordered, named migrations applied when the index opens.
+
+`PRAGMA user_version` records how many migrations ran. A new version appends a
+function to `MIGRATIONS`; an index written by a newer memvault (a higher version than
+this one knows) is rebuilt, since the index is only a cache.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+
+def m001_notes(conn: sqlite3.Connection) -> None:
+    """Files seen on disk, notes' full text, tags, aliases and wikilinks."""
+    _run(conn, f"""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            kind TEXT NOT NULL,          -- note | memory | skipped
+            title TEXT,
+            problem TEXT                 -- why a skipped file could not be indexed
+        );
+        CREATE TABLE tags (file_id INTEGER NOT NULL, tag TEXT NOT NULL);
+        CREATE INDEX tags_by_tag ON tags (tag);
+        CREATE INDEX tags_by_file ON tags (file_id);
+        CREATE TABLE aliases (file_id INTEGER NOT NULL, alias TEXT NOT NULL);
+        CREATE INDEX aliases_by_file ON aliases (file_id);
+        CREATE TABLE links (file_id INTEGER NOT NULL, target TEXT NOT NULL);
+        CREATE INDEX links_by_file ON links (file_id);
+        CREATE VIRTUAL TABLE notes_fts USING fts5(
+            title, aliases, tags, props, body, tokenize = '{TOKENIZE}');
+    """)
+
+
+def m002_memory_records(conn: sqlite3.Connection) -> None:
+    """Facts, lessons and proposals, one row per record, searchable with their ids."""
+    _run(conn, f"""
+        CREATE TABLE memory_records (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL,
+            scope TEXT NOT NULL,
+            kind TEXT NOT NULL,          -- fact | lesson | proposal
+            rid TEXT NOT NULL,
+            category TEXT,
+            status TEXT,
+            line INTEGER
+        );
+        CREATE INDEX memory_by_file ON memory_records (file_id);
+        CREATE VIRTUAL TABLE memory_fts USING fts5(
+            text, category, rid, tokenize = '{TOKENIZE}');
+    """)
+
+
+def _run(conn: sqlite3.Connection, script: str) -> None:
+    """Run statements one by one (executescript would commit the open transaction)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    m001_notes,
+    m002_memory_records,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class NewerIndex(Exception):
+    """The index was written by a newer memvault."""
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply the missing migrations, each in its own transaction. Returns how many ran."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise NewerIndex(f"index schema {version} is newer than {SCHEMA_VERSION}")
+    ran = 0
+    for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
+                conn.execute("ROLLBACK")  # another process got there first
+                continue
+            migration(conn)
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        ran += 1
+    return ran

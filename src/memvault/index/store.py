@@ -1,0 +1,339 @@
+"""Opening `.memvault/index.sqlite` safely and keeping it in step with the notes.
+
+- WAL mode and a busy timeout, so searchers never block each other or an editor; every
+  writer first takes an exclusive lock on `index.sqlite-lock`, so two refreshes never
+  index the same change twice.
+- A damaged file (not a database, truncated, malformed pages), a file left by an
+  interrupted build, or one written by a newer version is deleted and rebuilt, with a
+  notice; the index is a cache, so nothing is lost.
+- `refresh` re-reads only files whose size or modification time changed, and removes
+  rows of deleted files. Memory files (Memory.md, Lessons.md, Inbox.md of every
+  principal) are indexed per record; when they change, the FTS segments are merged and
+  the WAL truncated with `secure_delete` on, so forgotten text does not survive in the
+  index file.
+
+It reads files from the vault folder and writes only the index files: never a note.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memvault.index import schema
+from memvault.index.scan import MemoryFileInfo, ScannedFile, read_indexable, scan_vault
+
+Progress = Callable[[int, int], None]
+BATCH = 400
+LOCK_TIMEOUT = 120.0
+
+
+class IndexUnavailable(Exception):
+    """The index cannot be opened for a reason rebuilding will not fix (permissions)."""
+
+
+@dataclass(slots=True)
+class RefreshResult:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    scanned: int = 0
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"added": self.added, "updated": self.updated, "removed": self.removed,
+                "scanned": self.scanned, "seconds": round(self.seconds, 3),
+                "skipped": [{"path": p, "problem": why} for p, why in self.skipped]}
+
+
+def _is_transient(exc: sqlite3.DatabaseError) -> bool:
+    msg = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and any(
+        word in msg for word in ("locked", "busy", "unable to open", "disk i/o",
+                                 "readonly", "read-only", "interrupted"))
+
+
+class IndexStore:
+    """One index file for one vault folder."""
+
+    def __init__(self, root: Path, home_root: str, db_path: Path | None = None) -> None:
+        self.root = root
+        self.home_root = home_root
+        self.path = db_path or root / ".memvault" / "index.sqlite"
+        self.notices: list[str] = []
+        self._conn: sqlite3.Connection | None = None
+        self._lock_depth = 0
+
+    # -- opening -----------------------------------------------------------------------
+
+    def connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open_checked()
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
+                                   check_same_thread=False)
+        except sqlite3.OperationalError as exc:
+            raise IndexUnavailable(f"cannot open the index: {exc}") from None
+        conn.execute("PRAGMA busy_timeout = 30000")
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA secure_delete = ON")
+        return conn
+
+    def _open_checked(self) -> sqlite3.Connection:
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        for attempt in range(2):
+            try:
+                conn = self._connect()
+                problem = self._damage(conn, existed)
+                if problem is None:
+                    schema.migrate(conn)
+                    return conn
+                conn.close()
+            except schema.NewerIndex:
+                problem = "it was written by a newer memvault"
+            except sqlite3.DatabaseError as exc:
+                if _is_transient(exc):
+                    raise IndexUnavailable(f"cannot open the index: {exc}") from None
+                problem = f"it is damaged ({exc})"
+            if attempt == 1:
+                break
+            self.discard(problem)
+            existed = False
+        raise IndexUnavailable("the index could not be rebuilt")
+
+    def _damage(self, conn: sqlite3.Connection, existed: bool) -> str | None:
+        """Why this index file cannot be trusted, or None."""
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            if existed and conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0]:
+                return "it has no schema version"
+            if existed:
+                self.notices.append("the search index was empty or damaged: rebuilt it")
+            return None
+        wal = Path(f"{self.path}-wal")
+        if not wal.exists() or wal.stat().st_size == 0:
+            pages = conn.execute("PRAGMA page_count").fetchone()[0]
+            size = conn.execute("PRAGMA page_size").fetchone()[0]
+            if self.path.stat().st_size < pages * size:
+                return "the file is truncated"
+        if version >= 1:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'build_state'").fetchone()
+            if row is not None and row[0] != "complete" and not self._writer_alive():
+                return "an earlier build was interrupted"
+        return None
+
+    def discard(self, reason: str) -> None:
+        """Delete the index files (it is a cache) and note why."""
+        self.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.remove(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+        self.notices.append(f"the search index was discarded because {reason}: rebuilt it")
+
+    # -- the writer lock -----------------------------------------------------------------
+
+    @contextmanager
+    def _writer(self) -> Iterator[None]:
+        """Exclusive among memvault processes (re-entrant within this one)."""
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): SQLite's own locking still applies
+            yield
+            return
+        fd = os.open(f"{self.path}-lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + LOCK_TIMEOUT
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise IndexUnavailable("another memvault process has been updating "
+                                               "the index for too long") from None
+                    time.sleep(0.05)
+            self._lock_depth = 1
+            try:
+                yield
+            finally:
+                self._lock_depth = 0
+        finally:
+            os.close(fd)
+
+    def _writer_alive(self) -> bool:
+        try:
+            import fcntl
+        except ImportError:
+            return False
+        try:
+            fd = os.open(f"{self.path}-lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+
+    # -- refreshing ------------------------------------------------------------------------
+
+    def _known(self, conn: sqlite3.Connection) -> dict[str, tuple[int, int, int]]:
+        return {path: (fid, size, mtime) for fid, path, size, mtime in
+                conn.execute("SELECT id, path, size, mtime_ns FROM files")}
+
+    def refresh(self, progress: Progress | None = None, *, full: bool = False) -> RefreshResult:
+        """Bring the index in step with the files (see the module doc)."""
+        started = time.perf_counter()
+        result = RefreshResult()
+        conn = self.connection()
+        scanned = scan_vault(self.root, self.home_root)
+        result.scanned = len(scanned)
+        known = self._known(conn)
+        state = conn.execute("SELECT value FROM meta WHERE key = 'build_state'").fetchone()
+        if not full and state is not None and state[0] == "complete" and \
+                not _differs(scanned, known):
+            result.seconds = time.perf_counter() - started
+            return result
+        with self._writer():
+            known = self._known(conn)
+            state = conn.execute("SELECT value FROM meta WHERE key = 'build_state'").fetchone()
+            building = full or state is None or state[0] != "complete"
+            changed = [f for f in scanned.values()
+                       if f.path not in known or known[f.path][1:] != (f.size, f.mtime_ns)]
+            gone = [path for path in known if path not in scanned]
+            if building:
+                _set_state(conn, "building")
+            memory_touched = self._apply(conn, changed, gone, known, result, progress,
+                                         commit_every=BATCH if building else None)
+            if building:
+                _set_state(conn, "complete")
+            if memory_touched or gone:
+                self._purge_freed_text(conn, memory_touched)
+        result.seconds = time.perf_counter() - started
+        return result
+
+    def _apply(self, conn: sqlite3.Connection, changed: list[ScannedFile], gone: list[str],
+               known: dict[str, tuple[int, int, int]], result: RefreshResult,
+               progress: Progress | None, commit_every: int | None) -> bool:
+        from memvault.index.writer import delete_file_rows, insert_file
+
+        memory_touched = False
+        total = len(changed) + len(gone)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for path in gone:
+                fid = known[path][0]
+                memory_touched |= delete_file_rows(conn, fid)
+                conn.execute("DELETE FROM files WHERE id = ?", (fid,))
+                result.removed += 1
+            done = len(gone)
+            for n, entry in enumerate(changed, 1):
+                old = known.get(entry.path)
+                if old is not None:
+                    memory_touched |= delete_file_rows(conn, old[0])
+                    conn.execute("DELETE FROM files WHERE id = ?", (old[0],))
+                    result.updated += 1
+                else:
+                    result.added += 1
+                indexed = read_indexable(self.root, entry)
+                memory_touched |= isinstance(indexed, MemoryFileInfo)
+                problem = insert_file(conn, entry, indexed)
+                if problem:
+                    result.skipped.append((entry.path, problem))
+                done += 1
+                if commit_every and n % commit_every == 0:
+                    conn.execute("COMMIT")
+                    conn.execute("BEGIN IMMEDIATE")
+                if progress and (n % 50 == 0 or done == total):
+                    progress(done, total)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return memory_touched
+
+    def _purge_freed_text(self, conn: sqlite3.Connection, memory_touched: bool) -> None:
+        """Make deleted text unrecoverable: merge FTS segments and truncate the WAL."""
+        if memory_touched:
+            conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.OperationalError:
+            pass  # a reader holds an old snapshot; the next refresh checkpoints again
+
+    def rebuild(self, progress: Progress | None = None) -> RefreshResult:
+        """Start from an empty index and read every file again."""
+        with self._writer():
+            self.close()
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.remove(f"{self.path}{suffix}")
+                except FileNotFoundError:
+                    pass
+            return self.refresh(progress, full=True)
+
+    # -- status ------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        conn = self.connection()
+        counts = dict(conn.execute("SELECT kind, count(*) FROM files GROUP BY kind").fetchall())
+        records = conn.execute("SELECT count(*) FROM memory_records").fetchone()[0]
+        state = conn.execute("SELECT value FROM meta WHERE key = 'build_state'").fetchone()
+        problems = [{"path": p, "problem": why} for p, why in conn.execute(
+            "SELECT path, problem FROM files WHERE kind = 'skipped' ORDER BY path")]
+        size = sum(Path(f"{self.path}{s}").stat().st_size for s in ("", "-wal")
+                   if Path(f"{self.path}{s}").exists())
+        return {"path": str(self.path), "schema_version": schema.SCHEMA_VERSION,
+                "state": state[0] if state else "empty", "notes": counts.get("note", 0),
+                "memory_files": counts.get("memory", 0), "memory_records": records,
+                "skipped": problems, "bytes": size}
+
+
+def _set_state(conn: sqlite3.Connection, value: str) -> None:
+    conn.execute("INSERT INTO meta(key, value) VALUES ('build_state', ?) "
+                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (value,))
+
+
+def _differs(scanned: dict[str, ScannedFile], known: dict[str, tuple[int, int, int]]) -> bool:
+    if len(scanned) != len(known):
+        return True
+    for path, entry in scanned.items():
+        old = known.get(path)
+        if old is None or old[1] != entry.size or old[2] != entry.mtime_ns:
+            return True
+    return False

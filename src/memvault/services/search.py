@@ -1,0 +1,141 @@
+"""`vault.search`: full-text search over every note in the vault, and over memory.
+
+The index (`memvault.index`) is refreshed incrementally before each search, rebuilt
+when damaged, and reads the vault's local folder, so search needs the `fs` backend (a
+GitHub-backed vault is searched in a local clone). Notices about rebuilding are
+collected in `notices` for the CLI to show.
+
+This service never writes a note; the only file it writes is the index.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from memvault.errors import InvalidInput, UsageError, VaultError
+
+if TYPE_CHECKING:
+    from memvault.index.query import Hit, MemoryHit
+    from memvault.index.store import IndexStore, RefreshResult
+    from memvault.services.doctor import Finding
+    from memvault.services.vault import Vault
+
+Progress = Callable[[int, int], None]
+MAX_LIMIT = 1000
+
+
+class SearchService:
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self._store: IndexStore | None = None
+        self.last_refresh: RefreshResult | None = None
+
+    @property
+    def notices(self) -> list[str]:
+        return self._store.notices if self._store else []
+
+    def store(self) -> IndexStore:
+        if self._store is None:
+            if self.vault.backend.name != "fs":
+                raise InvalidInput(
+                    f"search is local-only: it indexes the vault folder on this machine, and "
+                    f"this vault uses the {self.vault.backend.name} backend; clone the "
+                    "repository and search the clone with --vault PATH")
+            from memvault.index.store import IndexStore
+
+            root = getattr(self.vault.backend, "root", self.vault.root)
+            self._store = IndexStore(root, self.vault.config.home)
+        return self._store
+
+    def _guarded(self, action: Callable[[], Any]) -> Any:
+        """Run `action`; if the index turns out to be damaged, rebuild it once and retry."""
+        from memvault.index.store import IndexUnavailable, _is_transient
+
+        store = self.store()
+        for attempt in range(2):
+            try:
+                return action()
+            except IndexUnavailable as exc:
+                raise VaultError(str(exc), path=".memvault/index.sqlite") from None
+            except sqlite3.DatabaseError as exc:
+                if _is_transient(exc) or attempt == 1:
+                    raise VaultError(f"search index error: {exc}",
+                                     path=".memvault/index.sqlite") from None
+                store.discard(f"it is damaged ({exc})")
+        raise AssertionError("unreachable")
+
+    def refresh(self, progress: Progress | None = None) -> RefreshResult:
+        result: RefreshResult = self._guarded(lambda: self.store().refresh(progress))
+        self.last_refresh = result
+        return result
+
+    def rebuild(self, progress: Progress | None = None) -> RefreshResult:
+        result: RefreshResult = self._guarded(lambda: self.store().rebuild(progress))
+        self.last_refresh = result
+        return result
+
+    def status(self) -> dict[str, Any]:
+        info: dict[str, Any] = self._guarded(lambda: self.store().status())
+        return info
+
+    def search(self, query: str, *, limit: int = 10, path_glob: str | None = None,
+               tag: str | None = None, progress: Progress | None = None) -> list[Hit]:
+        """Notes matching `query` (refreshing the index first)."""
+        from memvault.index.query import search_notes
+
+        _check_limit(limit)
+        if not query.strip() and not (path_glob or tag):
+            raise UsageError("give something to search for (or --tag / --path)")
+
+        def run() -> list[Hit]:
+            store = self.store()
+            self.last_refresh = store.refresh(progress)
+            return search_notes(store.connection(), query, limit=limit, path_glob=path_glob,
+                                tag=tag)
+
+        hits: list[Hit] = self._guarded(run)
+        return hits
+
+    def search_memory(self, query: str, *, limit: int = 10,
+                      progress: Progress | None = None) -> list[MemoryHit]:
+        """This principal's facts, lessons and proposals matching `query`, with ids."""
+        from memvault.index.query import search_memory
+
+        _check_limit(limit)
+        if not query.strip():
+            raise UsageError("give something to search for")
+
+        def run() -> list[MemoryHit]:
+            store = self.store()
+            self.last_refresh = store.refresh(progress)
+            return search_memory(store.connection(), query, self.vault.layout.scope_name,
+                                 limit=limit)
+
+        hits: list[MemoryHit] = self._guarded(run)
+        return hits
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def _check_limit(limit: int) -> None:
+    if limit < 1 or limit > MAX_LIMIT:
+        raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}")
+
+
+def unreadable_notes_check(vault: Vault) -> list[Finding]:
+    """Doctor: Markdown files the index could not read (binary, not UTF-8, no access)."""
+    from memvault.services.doctor import Finding
+
+    if vault.backend.name != "fs":
+        return []
+    try:
+        vault.search.refresh()
+        status = vault.search.status()
+    except VaultError as exc:
+        return [Finding("warning", ".memvault/index.sqlite", f"search index: {exc}")]
+    return [Finding("warning", item["path"], f"not searchable: {item['problem']}")
+            for item in status["skipped"]]
