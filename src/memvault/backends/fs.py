@@ -109,6 +109,9 @@ class FsBackend:
             current = None
         except IsADirectoryError:
             raise InvalidInput("is a folder, expected a file", path=path) from None
+        except NotADirectoryError:
+            raise InvalidInput("a parent of this path is a file, not a folder",
+                               path=path) from None
         if expected is MISSING:
             if current is not None:
                 raise Conflict("already exists", path=path)
