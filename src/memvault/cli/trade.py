@@ -1,0 +1,153 @@
+"""`memvault trade record|show|list`, `memvault journal show` and `memvault learn`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from memvault.cli.state import console, esc, notice, print_json, state, warn, wants_json
+
+trade_app = typer.Typer(help="Validated trades: record them as notes, read them back.",
+                        no_args_is_help=True)
+journal_app = typer.Typer(help="The day notes of validated activity (Journal/).",
+                          no_args_is_help=True)
+JSON_OPT = typer.Option(False, "--json", help="JSON output.")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(trade_app, name="trade")
+    app.add_typer(journal_app, name="journal")
+    app.command("learn")(learn)
+
+
+@trade_app.command("record")
+def record(ctx: typer.Context,
+           source: str = typer.Argument(..., metavar="FILE|-",
+                                        help="JSON: one trade, an array, or JSON lines; - "
+                                             "reads stdin."),
+           json_out: bool = JSON_OPT) -> None:
+    """Record validated trade(s): Trades/<hash>.md, Reflections/<hash>.md, a journal line
+    and a `trade` event, all or nothing. Re-recording the same trade changes nothing.
+
+    Example: memvault trade record examples/trades/2026-11-24.json
+    """
+    from memvault.errors import InvalidInput
+
+    if source == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(source).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"cannot read {source}: {getattr(exc, 'strerror', None) or exc}")\
+                from None
+    vault = state(ctx).vault()
+    report = vault.trades.record_text(text, "stdin" if source == "-" else source)
+    if report.learn_error:
+        warn(f"learning skipped: {report.learn_error}")
+    if wants_json(ctx, json_out):
+        print_json(report.to_dict())
+        return
+    out = console()
+    for r in report.results:
+        if r.status == "recorded":
+            out.print(f"[green]recorded[/green] {esc(r.hash)}")
+        else:
+            out.print(f"{esc(r.hash)}: already recorded")
+    for p in report.learned:
+        proposal = p.get("proposal") or {}
+        notice(ctx, f"proposed {proposal.get('id')}: {p['text']} (review with "
+                    "`memvault proposals list`)")
+
+
+@trade_app.command("show")
+def show(ctx: typer.Context, hash_: str = typer.Argument(..., metavar="HASH",
+                                                          help="Hash or a unique prefix."),
+         json_out: bool = JSON_OPT) -> None:
+    """One trade note: its properties and summary.
+
+    Example: memvault trade show 0xcde752a9
+    """
+    info = state(ctx).vault().trades.show(hash_)
+    if wants_json(ctx, json_out):
+        print_json(info)
+        return
+    out = console()
+    out.print(f"[bold]{esc(info['path'])}[/bold]")
+    for key, value in info["properties"].items():
+        if key != "tags":
+            out.print(f"{esc(str(key))}: {esc(str(value))}")
+    out.print()
+    out.print(info["body"].strip(), markup=False)
+
+
+@trade_app.command("list")
+def list_trades(ctx: typer.Context,
+                since: Optional[str] = typer.Option(None, "--since",
+                                                    help="Only trades on or after this date "
+                                                         "(YYYY-MM-DD, your time zone)."),
+                json_out: bool = JSON_OPT) -> None:
+    """Recorded trades, oldest first.
+
+    Example: memvault trade list --since 2026-11-24 --json
+    """
+    trades = state(ctx).vault().trades.list(since=since)
+    if wants_json(ctx, json_out):
+        print_json({"trades": trades})
+        return
+    if not trades:
+        console().print("no trades recorded yet — `memvault trade record FILE` adds one")
+        return
+    for t in trades:
+        console().print(f"{t['date']}  {esc(str(t['hash'])[:12])}…  {t['amount_in']} "
+                        f"{esc(str(t['asset_in']))} → {t['amount_out']} "
+                        f"{esc(str(t['asset_out']))}  {esc(str(t['venue']))} "
+                        f"({esc(str(t['network']))})", markup=True)
+
+
+@journal_app.command("show")
+def journal_show(ctx: typer.Context,
+                 day: Optional[str] = typer.Argument(None, metavar="[DATE]",
+                                                     help="YYYY-MM-DD (default: today in your "
+                                                          "time zone)."),
+                 json_out: bool = JSON_OPT) -> None:
+    """One day of the journal.
+
+    Example: memvault journal show 2026-11-24
+    """
+    info = state(ctx).vault().trades.journal_day(day)
+    if wants_json(ctx, json_out):
+        print_json(info)
+        return
+    if not info["exists"]:
+        console().print(f"no journal note for {info['date']} ({esc(info['path'])})")
+        return
+    console().print(info["text"].rstrip(), markup=False)
+
+
+def learn(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
+    """Propose familiar assets and pairs from repeated validated trades (never accepted
+    silently; never risk, profit or venue preferences). Needs `learning = true`.
+
+    Example: memvault learn --json
+    """
+    vault = state(ctx).vault()
+    if not vault.config.learning:
+        if wants_json(ctx, json_out):
+            print_json({"learning": False, "results": []})
+        else:
+            console().print("learning is off (learning = false in .memvault/config.toml)")
+        return
+    results = vault.learning.run()
+    if wants_json(ctx, json_out):
+        print_json({"learning": True, "results": [r.to_dict() for r in results]})
+        return
+    proposed = [r for r in results if r.status == "proposed"]
+    for r in proposed:
+        console().print(f"[green]proposed[/green] {r.proposal.id if r.proposal else ''}: "
+                        f"{esc(r.text)}")
+    if not proposed:
+        console().print("nothing new to propose")

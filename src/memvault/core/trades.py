@@ -1,0 +1,192 @@
+"""One validated trade execution, as input: a pydantic model and its canonical form.
+
+`parse_trade_batch(text)` reads one JSON object, a JSON array or JSON lines, and
+`validate_trade(obj)` checks one execution. Only `status: "validated"` is accepted: the
+app around memvault validates an execution (it landed and matches what was approved);
+memvault records only those, and refuses pending, failed or merely "confirmed" ones.
+
+Metrics (`fill_price`, `value_usd`, `gas`, `gas_usd`, `slippage_bps`, `fees`) are
+optional and kept exactly as given (decimal text, never floats); a missing metric stays
+missing (`None`) and is written as `unavailable`, never estimated or derived.
+
+The hash becomes a file name, so it must be hex (`0x` optional, 8-128 digits).
+Unknown fields are refused so a typo never silently becomes "unavailable".
+Import lazily (pydantic).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import re
+from decimal import Decimal
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from memvault.errors import InvalidInput
+
+HASH_RE = re.compile(r"(0x)?[0-9a-f]{8,128}\Z")
+_NETWORK = re.compile(r"[a-z0-9][a-z0-9._-]{0,39}\Z")
+_SYMBOL = re.compile(r"[^\s\[\]|#^/\\:*?\"<>{},]{1,32}\Z")
+_WALLET = re.compile(r"[A-Za-z0-9:._-]{4,128}\Z")
+METRICS = ("fill_price", "value_usd", "gas", "gas_usd", "slippage_bps", "fees")
+ACCEPTED_STATUS = "validated"
+
+
+def check_hash(value: Any) -> str:
+    """A lower-case hex transaction hash, or InvalidInput (it becomes a file name)."""
+    text = value.strip().lower() if isinstance(value, str) else ""
+    if not HASH_RE.match(text):
+        raise InvalidInput(f"hash {value!r} is not a transaction hash (hex digits, optional "
+                           "0x, 8 to 128 long)")
+    return text
+
+
+def _hash(value: Any) -> str:
+    try:
+        return check_hash(value)
+    except InvalidInput:
+        raise ValueError(f"{value!r} is not a transaction hash (hex digits, optional 0x, "
+                         "8 to 128 long)") from None
+
+
+def _match(pattern: re.Pattern[str], what: str, lower: bool = False) -> Any:
+    def check(value: Any) -> str:
+        if not isinstance(value, str) or not pattern.match(value.strip().lower() if lower
+                                                           else value.strip()):
+            raise ValueError(f"{value!r} is not a valid {what}")
+        return value.strip().lower() if lower else value.strip()
+    return check
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 64 or \
+            any(ord(c) < 32 for c in value) or "[[" in value or "]]" in value:
+        raise ValueError(f"{value!r} is not a valid name (1-64 characters, one line)")
+    return value.strip()
+
+
+def _status(value: Any) -> str:
+    if not isinstance(value, str) or value.strip().lower() != ACCEPTED_STATUS:
+        raise ValueError(f"is {value!r}; only validated executions are recorded")
+    return ACCEPTED_STATUS
+
+
+def _decimal(value: Any) -> Any:
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, bool):
+        raise ValueError("must be a number")
+    return value
+
+
+def _timestamp(value: Any) -> Any:
+    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        return _dt.datetime.fromtimestamp(float(value), _dt.timezone.utc)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            parsed = _dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"{value!r} is not an ISO 8601 time") from None
+        if parsed.tzinfo is None:
+            raise ValueError(f"{value!r} has no time zone (add Z or +00:00)")
+        return parsed.astimezone(_dt.timezone.utc)
+    raise ValueError("must be an ISO 8601 time or Unix seconds")
+
+
+Positive = Annotated[Decimal, BeforeValidator(_decimal), Field(gt=0, allow_inf_nan=False)]
+NonNeg = Annotated[Decimal, BeforeValidator(_decimal), Field(ge=0, allow_inf_nan=False)]
+Symbol = Annotated[str, BeforeValidator(_match(_SYMBOL, "token symbol"))]
+
+
+class TradeInput(BaseModel):
+    """One validated execution, as the app hands it to `memvault trade record`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hash: Annotated[str, BeforeValidator(_hash)]
+    network: Annotated[str, BeforeValidator(_match(_NETWORK, "network name", lower=True))]
+    wallet: Annotated[str, BeforeValidator(_match(_WALLET, "wallet address"))]
+    timestamp: Annotated[_dt.datetime, BeforeValidator(_timestamp)]
+    status: Annotated[str, BeforeValidator(_status)]
+    venue: Annotated[str, BeforeValidator(_text)]
+    asset_in: Symbol
+    amount_in: Positive
+    asset_out: Symbol
+    amount_out: Positive
+    fill_price: Positive | None = None
+    value_usd: NonNeg | None = None
+    gas: NonNeg | None = None
+    gas_asset: Symbol | None = None
+    gas_usd: NonNeg | None = None
+    slippage_bps: Annotated[Decimal, BeforeValidator(_decimal),
+                            Field(ge=-10000, le=10000, allow_inf_nan=False)] | None = None
+    fees: NonNeg | None = None
+    fee_asset: Symbol | None = None
+
+
+def _num(value: Decimal | None) -> str | None:
+    return None if value is None else format(value, "f")
+
+
+def canonical(trade: TradeInput) -> dict[str, str | None]:
+    """The trade as plain text values (what the note, the event and comparisons use)."""
+    out: dict[str, str | None] = {
+        "hash": trade.hash, "network": trade.network, "wallet": trade.wallet,
+        "timestamp": trade.timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"), "status": trade.status,
+        "venue": trade.venue, "asset_in": trade.asset_in, "amount_in": _num(trade.amount_in),
+        "asset_out": trade.asset_out, "amount_out": _num(trade.amount_out)}
+    for name in METRICS:
+        out[name] = _num(getattr(trade, name))
+    out["gas_asset"] = trade.gas_asset
+    out["fee_asset"] = trade.fee_asset
+    return out
+
+
+def fingerprint(data: dict[str, Any]) -> str:
+    raw = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def validate_trade(obj: Any, where: str = "trade") -> TradeInput:
+    if not isinstance(obj, dict):
+        raise InvalidInput(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    try:
+        return TradeInput.model_validate(obj)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "input"
+        if err["type"] == "extra_forbidden":
+            reason = "is not a known field (see docs/notes.md#trades)"
+        elif err["type"] == "missing":
+            reason = "is missing"
+        elif err["type"] == "value_error":
+            reason = str((err.get("ctx") or {}).get("error", err["msg"]))
+        else:
+            reason = str(err["msg"]).lower()
+        more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
+        raise InvalidInput(f"{where}: {field} {reason}{more}; nothing was written") from None
+
+
+def parse_trade_batch(text: str, source: str = "input") -> list[Any]:
+    """One JSON object, a JSON array of objects, or JSON lines -> a list of objects."""
+    stripped = text.strip()
+    if not stripped:
+        raise InvalidInput(f"{source}: no trade given (empty input)")
+    try:
+        data = json.loads(stripped, parse_float=Decimal)
+    except ValueError:
+        data = None
+        items = []
+        for n, line in enumerate(stripped.split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line, parse_float=Decimal))
+            except ValueError as exc:
+                raise InvalidInput(f"{source}: line {n} is not valid JSON ({exc.msg})") from None
+        return items
+    return data if isinstance(data, list) else [data]
