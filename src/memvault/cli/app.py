@@ -58,6 +58,7 @@ COMMAND_MODULES = (
     "memvault.cli.transfer",
     "memvault.cli.profile",
     "memvault.cli.policy",
+    "memvault.cli.trade",
     "memvault.cli.sync",
     "memvault.cli.watch",
     "memvault.cli.serve",
