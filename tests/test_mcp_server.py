@@ -239,3 +239,35 @@ def test_lesson_proposal_needs_evidence_that_exists(vault_dir: Path) -> None:
     assert "- [ ] Show full tables when comparing venues [comparison-emphasis]" in inbox
     assert "evidence:ev-real-1" in inbox
     assert "Show full tables" not in (vault_dir / "Pilot" / "Lessons.md").read_text()
+
+
+def test_trade_record_writes_notes_and_refuses_unvalidated(vault_dir: Path) -> None:
+    from tests.trade_helpers import START, make_trade
+
+    good = make_trade(1, START)
+    pending = make_trade(2, START, status="pending")
+
+    async def go() -> None:
+        async with in_process(vault_dir, "write") as client:
+            is_error, text = await call(client, "trade_record", {"trade": pending})
+            assert is_error and "validated" in text
+            done = await ok(client, "trade_record", {"execution": good})
+            assert done["recorded"] == 1
+            again = await ok(client, "trade_record", {"trades": [good]})
+            assert again["recorded"] == 0 and again["already_recorded"] == 1
+
+    run(go)
+    trades = vault_dir / "Pilot" / "Trades"
+    assert [p.name for p in trades.iterdir() if p.suffix == ".md"] == [f"{good['hash']}.md"]
+
+
+def test_trade_record_is_not_offered_below_write_access(vault_dir: Path) -> None:
+    async def go() -> None:
+        async with in_process(vault_dir) as client:
+            assert "trade_record" not in await tool_names(client)
+            is_error, _ = await call(client, "trade_record", {"trade": {"status": "validated"}})
+            assert is_error
+
+    run(go)
+    trades = vault_dir / "Pilot" / "Trades"
+    assert not trades.exists() or not any(p.suffix == ".md" for p in trades.iterdir())

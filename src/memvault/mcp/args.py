@@ -8,7 +8,7 @@ different operation. Numbers are clamped to sane ranges rather than refused.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AliasChoices, Field
 
@@ -44,6 +44,10 @@ Budget = Annotated[int | None, Field(validation_alias=_alias("budget", "max_char
 Evidence = Annotated[list[str] | str | None,
                      Field(validation_alias=_alias("evidence", "evidence_ids", "sources"),
                            description="Journal event ids or trade hashes the lesson rests on.")]
+
+Trade = Annotated[dict[str, Any] | list[dict[str, Any]],
+                  Field(validation_alias=_alias("trade", "trades", "execution", "executions"),
+                        description="One validated execution as an object, or a list of them.")]
 
 
 def clamp(value: int | None, low: int, high: int, default: int) -> int:

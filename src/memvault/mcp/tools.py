@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memvault.mcp.args import (Budget, Category, Evidence, Limit, OptionalText, Query,
-                               RecordId, Request, Text, clamp, id_list)
+                               RecordId, Request, Text, Trade, clamp, id_list)
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -215,12 +215,15 @@ def register_write_tools(server: MCPServer, session: VaultSession) -> None:
 
     if _has_service(session, "trades"):
         @server.tool(annotations=write)
-        def trade_record(trade: dict[str, Any]) -> dict[str, Any]:
-            """Record one validated trade execution (hash, network, wallet, timestamp,
-            status, venue, assets and amounts, metrics) in the journal. Anything whose
-            status is not validated is refused; the same hash twice changes nothing."""
+        def trade_record(trade: Trade) -> dict[str, Any]:
+            """Record a validated trade execution (or a list of them) in the journal:
+            hash, network, wallet, timestamp, status, venue, asset_in/amount_in,
+            asset_out/amount_out and any metrics (fill_price, gas, slippage_bps, ...).
+            Anything whose status is not validated is refused and nothing is written;
+            the same hash twice changes nothing; a missing metric stays `unavailable`."""
             with session.call() as vault:
-                return _as_dict(vault.trades.record(trade))
+                batch = trade if isinstance(trade, list) else [trade]
+                return vault.trades.record(batch).to_dict()
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -229,16 +232,6 @@ def register_write_tools(server: MCPServer, session: VaultSession) -> None:
 def _fact(fact: Any) -> dict[str, Any]:
     data: dict[str, Any] = fact.to_dict()
     return data
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        result = to_dict()
-        return result if isinstance(result, dict) else {"result": result}
-    return {"result": value}
 
 
 def _search(vault: Any, query: str, limit: int, notes: bool) -> dict[str, Any]:
