@@ -184,15 +184,18 @@ class VaultWatcher:
         if self._stopping or self._observer is None or self._observer.is_alive():
             return
         self.restarts += 1
-        self._emit(WatchEvent("!", "watcher", str(self.root),
-                              message="file observer stopped; restarted it and rescanned"))
         try:
             self._start_observer()
         except Exception as exc:  # noqa: BLE001 - reported, retried at the next check
             self._emit(WatchEvent("!", "watcher", str(self.root),
                                   message=f"cannot restart the observer: {exc}"))
             return
-        self._process([*self.kinds, self.policy_path])
+        with self._cond:  # rescan what may have changed meanwhile, debounced like events
+            now = time.monotonic()
+            for path in (*self.kinds, self.policy_path):
+                self._pending.setdefault(path, now)
+        self._emit(WatchEvent("!", "watcher", str(self.root),
+                              message="file observer stopped; restarted it and rescanned"))
 
     def _process(self, paths: list[str]) -> None:
         changed_notes = False
