@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -64,40 +65,46 @@ def wants_json(ctx: typer.Context, local_flag: bool) -> bool:
     return local_flag or state(ctx).json
 
 
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def printable(text: str) -> str:
+    """User text safe to print: bytes that were not valid UTF-8 shown as \\xNN."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
-
-
-_console: Console | None = None
-_err_console: Console | None = None
+    """Stable JSON on stdout. Undecodable bytes become \\udcNN escapes (valid JSON that
+    round-trips to the same bytes with Python's surrogateescape)."""
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    sys.stdout.write(text + "\n")
 
 
 def console() -> Console:
-    global _console
-    if _console is None:
-        from rich.console import Console
+    """A rich console bound to the current stdout (created per call: cheap, and correct
+    when stdout is swapped, e.g. by a test runner)."""
+    from rich.console import Console
 
-        _console = Console(highlight=False, soft_wrap=True)
-    return _console
+    return Console(highlight=False, soft_wrap=True)
 
 
 def err_console() -> Console:
-    global _err_console
-    if _err_console is None:
-        from rich.console import Console
+    from rich.console import Console
 
-        _err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-    return _err_console
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def notice(ctx: typer.Context, message: str) -> None:
     """A side remark on stderr (hidden by --quiet)."""
     if not state(ctx).quiet:
-        err_console().print(message, markup=False)
+        err_console().print(printable(message), markup=False)
 
 
 def warn(message: str) -> None:
-    err_console().print(f"warning: {message}", markup=False, style="yellow")
+    err_console().print(f"warning: {printable(message)}", markup=False, style="yellow")
 
 
 def is_interactive() -> bool:
@@ -115,7 +122,7 @@ def confirm(question: str, *, yes: bool, action: str) -> bool:
 
 
 def esc(text: str) -> str:
-    """Escape user text for rich markup."""
+    """Escape user text for rich markup (and make undecodable bytes printable)."""
     from rich.markup import escape
 
-    return escape(text)
+    return escape(printable(text))
