@@ -3,7 +3,8 @@
 #
 # Copies examples/vault to a temporary folder (the bundled vault is never modified),
 # then lists Sam's facts, remembers a new one, shows it with its history, forgets one,
-# shows the byte diff of Memory.md (only the touched lines change) and runs doctor.
+# shows the byte diff of Memory.md (only the touched lines change), prints the context
+# block an assistant would get, and runs doctor.
 # Needs no network and no accounts.
 #
 #   scripts/tour.sh                  # run the tour, delete the copy afterwards
@@ -79,7 +80,11 @@ step forget "offline on Sundays" --yes
 show diff examples/vault/Pilot/Memory.md "<copy>/Pilot/Memory.md"
 diff "$source_vault/Pilot/Memory.md" "$vault/Pilot/Memory.md" || true
 
-# 6. A health check: the hand-written bullet without an id is reported as info (exit 0).
+# 6. What an assistant puts in its prompt: Sam's limits, then the remembered facts,
+#    quoted as untrusted data.
+step context
+
+# 7. A health check: the hand-written bullet without an id is reported as info (exit 0).
 step doctor
 
 echo

@@ -53,7 +53,7 @@ def test_tour_exits_0_and_leaves_the_bundled_vault_byte_for_byte_unchanged(tmp_p
     result = run_tour(tmp_path)
     assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     assert snapshot(EXAMPLE_VAULT) == before
-    for step in ("memory list", "remember", "memory show", "forget", "doctor"):
+    for step in ("memory list", "remember", "memory show", "forget", "context", "doctor"):
         assert f"$ memvault {step}" in result.stdout
     assert "forgot 1 fact(s)" in result.stdout
     assert list(tmp_path.glob("memvault-tour.*")) == [], "the temporary copy is removed"
