@@ -148,7 +148,8 @@ def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
     if len(hits) >= min(limit, FEW_RESULTS):
         return hits
     seen = {h.path for h in hits}
-    extra = fuzzy_notes(conn, query, limit=limit, path_glob=path_glob, tag=tag)
+    extra = [] if excluded else fuzzy_notes(conn, query, limit=limit, path_glob=path_glob,
+                                            tag=tag)
     if len(required) > 1:
         rows = conn.execute(sql, (fts_expression(required, excluded, any_word=True), *fargs,
                                   fetch)).fetchall()
