@@ -102,7 +102,7 @@ class IndexStore:
         return conn
 
     def _open_checked(self) -> sqlite3.Connection:
-        existed = self.path.exists() and self.path.stat().st_size > 0
+        existed = self.path.exists()
         for attempt in range(2):
             try:
                 conn = self._connect()
