@@ -28,6 +28,9 @@ def record(ctx: typer.Context,
            source: str = typer.Argument(..., metavar="FILE|-",
                                         help="JSON: one trade, an array, or JSON lines; - "
                                              "reads stdin."),
+           no_learn: bool = typer.Option(False, "--no-learn",
+                                         help="Do not run inference afterwards (e.g. when "
+                                              "loading history)."),
            json_out: bool = JSON_OPT) -> None:
     """Record validated trade(s): Trades/<hash>.md, Reflections/<hash>.md, a journal line
     and a `trade` event, all or nothing. Re-recording the same trade changes nothing.
@@ -45,7 +48,8 @@ def record(ctx: typer.Context,
             raise InvalidInput(f"cannot read {source}: {getattr(exc, 'strerror', None) or exc}")\
                 from None
     vault = state(ctx).vault()
-    report = vault.trades.record_text(text, "stdin" if source == "-" else source)
+    report = vault.trades.record_text(text, "stdin" if source == "-" else source,
+                                      learn=not no_learn)
     if report.learn_error:
         warn(f"learning skipped: {report.learn_error}")
     if wants_json(ctx, json_out):

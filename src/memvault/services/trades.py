@@ -78,10 +78,11 @@ class TradeService:
 
     # -- recording ---------------------------------------------------------------------
 
-    def record_text(self, text: str, source: str = "input") -> RecordReport:
+    def record_text(self, text: str, source: str = "input", *,
+                    learn: bool = True) -> RecordReport:
         from memvault.core.trades import parse_trade_batch
 
-        return self.record(parse_trade_batch(text, source))
+        return self.record(parse_trade_batch(text, source), learn=learn)
 
     def record(self, objects: list[Any], *, learn: bool = True) -> RecordReport:
         from memvault.core.trades import canonical, fingerprint, validate_trade
