@@ -81,8 +81,10 @@ class SearchService:
         return info
 
     def search(self, query: str, *, limit: int = 10, path_glob: str | None = None,
-               tag: str | None = None, progress: Progress | None = None) -> list[Hit]:
-        """Notes matching `query` (refreshing the index first)."""
+               tag: str | None = None, progress: Progress | None = None,
+               refresh: bool = True) -> list[Hit]:
+        """Notes matching `query` (refreshing the index first, unless the caller knows
+        nothing changed since its last refresh: `refresh=False`)."""
         from memvault.index.query import search_notes
 
         _check_limit(limit)
@@ -91,7 +93,8 @@ class SearchService:
 
         def run() -> list[Hit]:
             store = self.store()
-            self.last_refresh = store.refresh(progress)
+            if refresh:
+                self.last_refresh = store.refresh(progress)
             return search_notes(store.connection(), query, limit=limit, path_glob=path_glob,
                                 tag=tag)
 
@@ -99,7 +102,8 @@ class SearchService:
         return hits
 
     def search_memory(self, query: str, *, limit: int = 10,
-                      progress: Progress | None = None) -> list[MemoryHit]:
+                      progress: Progress | None = None,
+                      refresh: bool = True) -> list[MemoryHit]:
         """This principal's facts, lessons and proposals matching `query`, with ids."""
         from memvault.index.query import search_memory
 
@@ -109,7 +113,8 @@ class SearchService:
 
         def run() -> list[MemoryHit]:
             store = self.store()
-            self.last_refresh = store.refresh(progress)
+            if refresh:
+                self.last_refresh = store.refresh(progress)
             return search_memory(store.connection(), query, self.vault.layout.scope_name,
                                  limit=limit)
 
