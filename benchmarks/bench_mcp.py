@@ -9,7 +9,9 @@ Memory.md of 200 facts, connects the SDK's stdio ClientSession, and measures the
 - `proposal_list` on an empty inbox: the baseline (a near no-op tool through the same
   server, protocol and per-call vault opening),
 - `memory_context` with a request,
-- `memory_search` with varying queries (the index is built once before timing).
+- `memory_search` with varying queries (the index is built once before timing),
+- `memory_search` right after editing a note (the index is refreshed before the query;
+  fewer calls).
 
 Hosted: 4,096 documents of 4 KB for one principal, measured as
 
@@ -113,6 +115,17 @@ async def _mcp_rounds(vault: Path, calls: int) -> dict[str, tuple[float, float]]
                     samples.append((time.perf_counter() - t0) * 1000)
                     assert not result.is_error
                 results[label] = _stats(samples)
+            if "memory_search" in names:
+                # the same search right after a hand edit: the index is refreshed first
+                note = vault / "Area00" / "Topic0" / "Note 00000.md"
+                samples = []
+                for i in range(max(20, calls // 4)):
+                    note.write_text(note.read_text() + f"\nedit {i} meadow\n")
+                    t0 = time.perf_counter()
+                    result = await session.call_tool("memory_search", {"query": "meadow"})
+                    samples.append((time.perf_counter() - t0) * 1000)
+                    assert not result.is_error
+                results["memory_search after a note edit (refresh)"] = _stats(samples)
     return results
 
 

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,20 @@ def run(coro_fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
     return anyio.run(coro_fn, *args)
 
 
-def in_process(vault_dir: Path, access: str = "propose"):  # type: ignore[no-untyped-def]
+@asynccontextmanager
+async def in_process(vault_dir: Path, access: str = "propose"):  # type: ignore[no-untyped-def]
+    """The SDK's in-process Client over a real server for this vault."""
     from mcp import Client
 
     from memvault.mcp.server import build_server
     from memvault.mcp.session import VaultSession
 
-    return Client(build_server(VaultSession.open(vault_dir, access=access)))
+    session = VaultSession.open(vault_dir, access=access)
+    try:
+        async with Client(build_server(session)) as client:
+            yield client
+    finally:
+        session.close()
 
 
 def stdio_params(vault_dir: Path, *extra: str):  # type: ignore[no-untyped-def]

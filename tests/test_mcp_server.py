@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
+
 from memvault import Vault
 from tests.mcp_helpers import call, in_process, ok, run, tool_names
 
@@ -271,3 +273,27 @@ def test_trade_record_is_not_offered_below_write_access(vault_dir: Path) -> None
     run(go)
     trades = vault_dir / "Pilot" / "Trades"
     assert not trades.exists() or not any(p.suffix == ".md" for p in trades.iterdir())
+
+
+def test_search_sees_notes_and_facts_changed_while_serving(vault_dir: Path) -> None:
+    async def go() -> None:
+        async with in_process(vault_dir) as client:
+            first = await ok(client, "memory_search", {"query": "quokka"})
+            assert first["notes"] == [] and first["memory"] == []
+            (vault_dir / "Animals.md").write_text("# Animals\n\nThe quokka smiles.\n")
+            memory = vault_dir / "Pilot" / "Memory.md"
+            memory.write_text(memory.read_text() + "- I once met a quokka\n")
+            second = await ok(client, "memory_search", {"query": "quokka"})
+            assert [h["path"] for h in second["notes"]] == ["Animals.md"]
+            assert [h["text"] for h in second["memory"]] == ["I once met a quokka"]
+            # a note change alone reaches the server through the file watcher, whose
+            # events arrive asynchronously (within milliseconds): allow it a moment
+            (vault_dir / "Animals.md").unlink()
+            for _ in range(40):
+                third = await ok(client, "memory_search", {"query": "quokka", "notes": True})
+                if third["notes"] == []:
+                    break
+                await anyio.sleep(0.05)
+            assert third["notes"] == []
+
+    run(go)

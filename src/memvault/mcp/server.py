@@ -112,6 +112,7 @@ def serve_stdio(vault_path: str | Path | None, *, scope: str | None = None,
     finally:
         if watcher is not None:
             watcher.stop()
+        session.close()
 
 
 __all__ = ["ACCESS_LEVELS", "VaultSession", "build_server", "serve_stdio"]

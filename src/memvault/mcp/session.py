@@ -7,10 +7,13 @@ Every tool call goes through `VaultSession.call()`, which
   nothing is cached across calls);
 - applies edits the user made in Inbox.md (a ticked box accepts, a deleted line rejects);
 - serialises calls inside this process (the backend lock covers other processes);
+- keeps exactly one thing across calls: the search service, whose index is a disposable
+  cache refreshed whenever the vault changed (mcp/freshness.py);
 - turns a `VaultError` into a `ToolError`, which the client receives as a result with
   `is_error=True` and the one-line message, instead of a crash.
 
-It must never write to stdout (the protocol channel) or hold vault state between calls.
+It must never write to stdout (the protocol channel) or hold vault state (files, config,
+records) between calls.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memvault.errors import VaultError
 
 if TYPE_CHECKING:
     from memvault.backends.base import Backend
+    from memvault.mcp.freshness import ChangeFlag
     from memvault.services.vault import Vault
 
 log = logging.getLogger("memvault.mcp")
@@ -47,6 +51,10 @@ class VaultSession:
         self.scope = scope
         self.access = access
         self._lock = threading.RLock()
+        self._search: Any = None
+        self._search_home: str | None = None
+        self._changes: ChangeFlag | None = None
+        self._memory_stamp: tuple[Any, ...] | None = None
 
     @classmethod
     def open(cls, path: str | Path | None, *, scope: str | None = None,
@@ -74,6 +82,44 @@ class VaultSession:
                 yield vault
             except VaultError as exc:
                 raise ToolError(str(exc)) from None
+
+    def search_service(self, vault: Vault) -> tuple[Any, bool]:
+        """The search service kept for the server's lifetime (its index is a cache), and
+        whether the index must be refreshed before this search: something changed in the
+        vault (see mcp/freshness.py), or this principal's memory files changed."""
+        if self._search is None or self._search_home != vault.config.home:
+            if self._search is not None:
+                self._search.close()
+            self._search, self._search_home = vault.search, vault.config.home
+            if self._changes is None and self.backend.name == "fs":
+                from memvault.mcp.freshness import ChangeFlag
+
+                flag = ChangeFlag(self.root)
+                self._changes = flag if flag.start() else None
+        due = self._changes is None or self._changes.take()
+        stamp = self._stamp(vault)
+        if stamp != self._memory_stamp:
+            self._memory_stamp, due = stamp, True
+        return self._search, due
+
+    def _stamp(self, vault: Vault) -> tuple[Any, ...]:
+        out: list[Any] = []
+        for rel in vault.layout.memory_files:
+            try:
+                st = (self.root / rel).stat()
+                out.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._changes is not None:
+                self._changes.stop()
+                self._changes = None
+            if self._search is not None:
+                self._search.close()
+                self._search = None
 
     def read_file(self, path: str) -> str:
         """A memory file's text for a resource (empty when the file does not exist)."""

@@ -68,7 +68,7 @@ def register_read_tools(server: MCPServer, session: VaultSession) -> None:
             memory_show) and, unless notes=false, every note in the vault (`notes`: path,
             title, snippet, score; BM25 with typo-tolerant names and tags)."""
             with session.call() as vault:
-                return _search(vault, query, clamp(limit, 1, 100, 10), notes)
+                return _search(session, vault, query, clamp(limit, 1, 100, 10), notes)
 
     @server.tool(annotations=read)
     def memory_list(category: Category = None, limit: Limit = 20) -> dict[str, Any]:
@@ -234,10 +234,10 @@ def _fact(fact: Any) -> dict[str, Any]:
     return data
 
 
-def _search(vault: Any, query: str, limit: int, notes: bool) -> dict[str, Any]:
-    try:
-        memory = [h.to_dict() for h in vault.search.search_memory(query, limit=limit)]
-        found = [h.to_dict() for h in vault.search.search(query, limit=limit)] if notes else []
-    finally:
-        vault.search.close()
+def _search(session: VaultSession, vault: Any, query: str, limit: int,
+            notes: bool) -> dict[str, Any]:
+    search, refresh = session.search_service(vault)
+    memory = [h.to_dict() for h in search.search_memory(query, limit=limit, refresh=refresh)]
+    found = [h.to_dict() for h in search.search(query, limit=limit, refresh=False)] \
+        if notes else []
     return {"query": query, "memory": memory, "notes": found}
