@@ -20,7 +20,8 @@ from typing import Any
 from memvault.index.text import segment, unsegment
 
 WEIGHTS = (10.0, 8.0, 5.0, 2.0, 1.0)
-FUZZY_CUTOFF = 82.0
+FUZZY_CUTOFF = 75.0
+PLAIN_FLOOR = 60.0
 FEW_RESULTS = 3
 HL_OPEN, HL_CLOSE = "\x02", "\x03"
 _TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
@@ -138,12 +139,15 @@ def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
            f"FROM notes_fts JOIN files f ON f.id = notes_fts.rowid "
            f"WHERE notes_fts MATCH ?{filt} ORDER BY rank LIMIT ?")
     fetch = max(limit * 2, 20)
-    rows = conn.execute(sql, (fts_expression(required, excluded), *fargs, fetch)).fetchall()
+    expression = fts_expression(required, excluded)
+    rows = conn.execute(sql, (expression, *fargs, fetch)).fetchall()
+    exact = _exact_title_ids(conn, query, {r[0] for r in rows})
+    if exact:
+        marks = ",".join("?" * len(exact))
+        rows += conn.execute(sql.replace("ORDER BY", f"AND f.id IN ({marks}) ORDER BY"),
+                             (expression, *fargs, *exact, fetch)).fetchall()
     hits = _hits(conn, rows, "full text")
-    wanted = query.strip().strip('"').casefold()
-    hits.sort(key=lambda h: (0 if wanted == h.title.casefold() or
-                             wanted in (a.casefold() for a in h.aliases) else 1, -h.score,
-                             h.path))
+    hits.sort(key=lambda h: (_exactness(query, h), -h.score, h.path))
     hits = hits[:limit]
     if len(hits) >= min(limit, FEW_RESULTS):
         return hits
@@ -159,6 +163,27 @@ def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
             hits.append(hit)
             seen.add(hit.path)
     return hits
+
+
+def _exactness(query: str, hit: Hit) -> int:
+    """0: the title or an alias is the query as typed; 1: the same ignoring case; 2: no."""
+    wanted = query.strip().strip('"')
+    names = [hit.title, *hit.aliases]
+    if wanted in names:
+        return 0
+    folded = wanted.casefold()
+    return 1 if any(folded == n.casefold() for n in names) else 2
+
+
+def _exact_title_ids(conn: sqlite3.Connection, query: str, have: set[int]) -> list[int]:
+    """Notes whose title or alias is exactly the query (case-insensitive), not yet fetched."""
+    wanted = query.strip().strip('"')
+    if not wanted:
+        return []
+    rows = conn.execute("SELECT id FROM files WHERE kind = 'note' AND title = ? COLLATE NOCASE "
+                        "UNION SELECT file_id FROM aliases WHERE alias = ? COLLATE NOCASE "
+                        "LIMIT 50", (wanted, wanted)).fetchall()
+    return [r[0] for r in rows if r[0] not in have]
 
 
 def _hits(conn: sqlite3.Connection, rows: list[Any], match: str) -> list[Hit]:
@@ -213,6 +238,8 @@ def fuzzy_notes(conn: sqlite3.Connection, query: str, *, limit: int,
     for _text, score, idx in found:
         text, fid, how = choices[idx]
         plain = fuzz.ratio(utils.default_process(q), utils.default_process(text))
+        if plain < PLAIN_FLOOR:
+            continue  # a partial match of a few letters is noise, not a typo
         key = (plain, float(score), -preference[how], how)
         fids = tag_files[text][:limit] if how == "fuzzy tag" else [fid]
         for one in fids:
