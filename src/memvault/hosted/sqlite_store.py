@@ -1,4 +1,4 @@
-"""The embedded hosted store: one SQLite database file (WAL, secure_delete).
+"""The embedded hosted store: one SQLite database file (WAL, synchronous=FULL, secure_delete).
 
 Tables (every key is a keyed hash computed by the service; see hosted/keys.py)::
 
@@ -104,7 +104,8 @@ class SqliteStore:
             self.conn = sqlite3.connect(str(self.path), isolation_level=None,
                                         check_same_thread=False, timeout=30)
             self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
+            # FULL: an acknowledged put survives a power loss, not only a crash
+            self.conn.execute("PRAGMA synchronous=FULL")
             self.conn.execute("PRAGMA secure_delete=ON")
             self.conn.executescript(_SCHEMA)
             self.conn.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', ?)",
