@@ -168,12 +168,14 @@ class FsBackend:
         with self.lock():
             staged: list[tuple[Change, Path, Path | None]] = []
             try:
-                for ch in changes:
-                    full = self._path(ch.path, for_write=True)
+                fulls = [self._path(ch.path, for_write=True) for ch in changes]
+                _remove_stale_temps_once(fulls)  # one scan per folder, not one per file
+                for ch, full in zip(changes, fulls):
                     self._check_expected(ch.path, full, ch.expected)
                     if ch.data is not None:
                         _check_not_readonly(ch.path, full)
-                    tmp = self._stage(ch.path, full, ch.data) if ch.data is not None else None
+                    tmp = (self._stage(ch.path, full, ch.data, clean=False)
+                           if ch.data is not None else None)
                     staged.append((ch, full, tmp))
             except BaseException:
                 for _, _, tmp in staged:
@@ -185,10 +187,12 @@ class FsBackend:
                 for ch, full, tmp in staged:
                     old = full.read_bytes() if full.exists() else None
                     if tmp is not None:
-                        self._install(ch.path, tmp, full)
+                        self._install(ch.path, tmp, full, sync_dir=False)
                     elif old is not None:
                         full.unlink()
                     done.append((full, old))
+                for folder in dict.fromkeys(full.parent for full, _ in done):
+                    _fsync_dir(folder)
             except BaseException:
                 for full, old in reversed(done):
                     if old is None:
@@ -201,8 +205,10 @@ class FsBackend:
                         tmp.unlink(missing_ok=True)
                 raise
 
-    def _stage(self, path: str, full: Path, data: bytes) -> Path:
-        """Write `data` to a temp file next to `full`, fsynced; returns the temp path."""
+    def _stage(self, path: str, full: Path, data: bytes, *, clean: bool = True) -> Path:
+        """Write `data` to a temp file next to `full`, fsynced; returns the temp path.
+
+        `clean=False`: the caller already removed stale temps (see `commit`)."""
         try:
             full.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
@@ -217,7 +223,8 @@ class FsBackend:
         except NotADirectoryError:
             raise InvalidInput("a parent of this path is a file, not a folder",
                                path=path) from None
-        _remove_stale_temps(full)
+        if clean:
+            _remove_stale_temps(full)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{full.name}.", suffix=".tmp",
                                         dir=full.parent)
         tmp = Path(tmp_name)
@@ -232,13 +239,14 @@ class FsBackend:
             raise
         return tmp
 
-    def _install(self, path: str, tmp: Path, full: Path) -> None:
+    def _install(self, path: str, tmp: Path, full: Path, *, sync_dir: bool = True) -> None:
         try:
             os.replace(tmp, full)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
             raise VaultError(f"cannot write: {exc.strerror or exc}", path=path) from None
-        _fsync_dir(full.parent)
+        if sync_dir:
+            _fsync_dir(full.parent)
 
     # -- locking -----------------------------------------------------------------------
 
@@ -287,6 +295,24 @@ def _remove_stale_temps(full: Path) -> None:
     for orphan in full.parent.glob(f".{glob.escape(full.name)}.*.tmp"):
         with contextlib.suppress(OSError):
             orphan.unlink()
+
+
+def _remove_stale_temps_once(fulls: list[Path]) -> None:
+    """`_remove_stale_temps` for many files, scanning each folder once."""
+    by_folder: dict[Path, set[str]] = {}
+    for full in fulls:
+        by_folder.setdefault(full.parent, set()).add(full.name)
+    for folder, names in by_folder.items():
+        try:
+            entries = [e.name for e in os.scandir(folder)
+                       if e.name.startswith(".") and e.name.endswith(".tmp")]
+        except OSError:
+            continue
+        for entry in entries:
+            stem = entry[1:-4]
+            if any(stem.startswith(f"{name}.") for name in names):
+                with contextlib.suppress(OSError):
+                    (folder / entry).unlink()
 
 
 def _is_within(path: Path, root: Path) -> bool:
