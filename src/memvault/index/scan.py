@@ -68,17 +68,17 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
     while stack:
         folder, rel_folder = stack.pop()
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as listing:
+                entries = list(listing)
         except OSError:
             continue
         for entry in entries:
             name = entry.name
-            if name.startswith("."):
+            if name[0] == ".":
                 continue
-            rel = f"{rel_folder}{name}"
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, rel + "/"))
+                    stack.append((entry.path, f"{rel_folder}{name}/"))
                     continue
                 if not name.lower().endswith(".md"):
                     continue
@@ -89,8 +89,12 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
                 st = entry.stat()
             except OSError:
                 continue
-            scope, kind = _memory_role(rel, home_root)
-            out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
+            rel = f"{rel_folder}{name}"
+            if name in MEMORY_FILES:
+                scope, kind = _memory_role(rel, home_root)
+                out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
+            else:
+                out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns)
     return out
 
 
