@@ -326,7 +326,8 @@ def render_context(block: ContextBlock) -> str:
     if block.manifest:
         if not first:
             out.append(">")
-        out.append("> Not shown for space; fetch one by id with `memvault memory show ID`:")
+        out.append("> Not shown for space; fetch one by id with `memvault memory show ID` "
+                   "(facts) or `memvault search --memory ID`:")
         spent = 0
         for n, entry in enumerate(block.manifest):
             line = (f"> - {entry.id} ({entry.kind}, {neutralise(entry.category)[0]}): "
