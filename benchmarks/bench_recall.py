@@ -8,8 +8,9 @@ lessons, it measures in the same run:
 - baselines: `rg` over the same files (grep -r when rg is missing) and `cat` of all files;
 - full index build (`memvault index rebuild`, in-process);
 - incremental refresh after one note changed (in-process);
-- a search: cold (a new `memvault search --json` process) and warm (in-process, with and
-  without the pre-search refresh);
+- a search: cold (a new `memvault search --json` process, next to `memvault --version`,
+  the interpreter + CLI start-up floor) and warm (in-process, with the pre-search
+  refresh, and the query alone);
 - `context` with 2,000 facts and 500 lessons (in-process).
 
 Usage:  python benchmarks/bench_recall.py [--sizes 1000 10000] [--json out.json]
@@ -131,6 +132,8 @@ def bench_size(notes: int, workdir: Path) -> dict[str, float | int | str]:
     cmd = [sys.executable, "-m", "memvault", "--vault", str(root), "search", "--json", QUERY]
     run(cmd)
     out["search_cold_s"] = median_time(lambda: run(cmd), 5)
+    floor = [sys.executable, "-m", "memvault", "--version"]
+    out["cli_floor_s"] = median_time(lambda: run(floor), 5)  # interpreter + CLI start-up
     out["search_warm_s"] = median_time(lambda: vault.search.search(QUERY), 10)
     from memvault.index.query import search_notes
 
@@ -162,7 +165,7 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
     keys = ["notes", "mb", "rg_s", "cat_s", "index_build_s", "refresh_one_change_s",
-            "refresh_nothing_s", "search_cold_s", "cold_vs_rg", "search_warm_s",
+            "refresh_nothing_s", "search_cold_s", "cli_floor_s", "cold_vs_rg", "search_warm_s",
             "query_only_s", "search_typo_warm_s", "context_s"]
     print("| " + " | ".join(keys) + " |")
     print("|" + "---|" * len(keys))
