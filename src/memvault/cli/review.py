@@ -33,7 +33,7 @@ def review_loop(vault: Vault, console: Console, prompt: Any) -> dict[str, int]:
         console.print(f"  {esc(p.text)}")
         if p.evidence:
             console.print(f"  [dim]evidence: {esc(', '.join(p.evidence))}[/dim]")
-        choice = prompt.ask("[a]ccept / [c]orrect / [r]eject / [s]kip / [q]uit",
+        choice = prompt.ask("accept (a) / correct (c) / reject (r) / skip (s) / quit (q)",
                             choices=list(CHOICES), default="s", console=console)
         action = CHOICES[choice]
         if action == "quit":
