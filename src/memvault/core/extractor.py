@@ -182,8 +182,8 @@ _LEADING_FILLER = re.compile(
     r"another thing|quick note|note|side note|reminder|ps|p\.s\.|heads up|also note|"
     r"one thing|important|oh and|and also|yes|yeah|no|nope|sure|thanks|thank you|"
     r"great|cool|alright|right|please note|first|firstly|second|secondly|third|thirdly|"
-    r"finally|lastly|additionally|besides|otherwise|sorry|please remember|remember|keep in mind|"
-    r"bear in mind|please keep in mind|please)\b[\s,:;.!-]*)+", re.I)
+    r"finally|lastly|additionally|besides|otherwise|sorry|"
+    r"(?:please )?(?:remember|keep in mind|bear in mind|note)(?: that)?|please)\b[\s,:;.!-]*)+", re.I)
 _REMEMBER_THAT = re.compile(
     r"^(?:please )?(?:remember|note|keep in mind|bear in mind|don't forget|do not forget)"
     r" that\s+", re.I)
