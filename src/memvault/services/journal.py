@@ -41,6 +41,29 @@ def _iter_json_lines(data: bytes) -> Iterator[dict[str, Any]]:
             yield obj
 
 
+_ID_PREFIX = b'{"id":"'
+
+
+def _event_ids(data: bytes) -> set[Any]:
+    """The ids of the events in `data`, for deduplication.
+
+    Fast path for lines written by `_dump` (the id comes first, no escapes in it): the id
+    is sliced out without parsing the line, so appending to a journal of 10,000 events
+    stays cheap. Any other line is parsed as JSON (torn lines are skipped).
+    """
+    ids: set[Any] = set()
+    for raw in data.split(b"\n"):
+        if raw.startswith(_ID_PREFIX):
+            end = raw.find(b'"', 7)
+            if end > 7 and raw.find(b"\\", 7, end) == -1 and raw.rstrip().endswith(b"}") \
+                    and raw.count(b"{") == raw.count(b"}"):
+                ids.add(raw[7:end].decode("utf-8", "replace"))
+                continue
+        for obj in _iter_json_lines(raw):
+            ids.add(obj.get("id"))
+    return ids
+
+
 def _dump(obj: dict[str, Any]) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
             + "\n").encode("utf-8")
@@ -77,7 +100,8 @@ class EventLog:
     def append_many(self, events: Iterable[dict[str, Any]]) -> int:
         """Append events (skipping ids already present); returns how many were added."""
         with self.backend.lock():
-            existing = {ev.get("id") for ev in self.read_all()}
+            blob = self.backend.read(EVENTS)
+            existing = _event_ids(blob.data) if blob else set()
             chunks = []
             for ev in events:
                 ev = dict(ev)
@@ -92,24 +116,52 @@ class EventLog:
                 self.backend.append(EVENTS, b"".join(chunks), message="memvault: journal")
             return len(chunks)
 
-    def purge_record(self, record: str) -> int:
-        """Remove every event about `record` (used by `forget --permanent`)."""
+    def purge_record(self, record: str, *, text: str | None = None) -> int:
+        """Remove every event about `record` (used by `forget --permanent`).
+
+        Also removed: events of this scope carrying any text the record ever had (its
+        `text` / `previous_text` values, and `text`) under another record id, e.g. an
+        earlier fact with the same words that was forgotten and remembered again, and so
+        on transitively, so that no copy of the words is left in the journal.
+        """
         with self.backend.lock():
             blob = self.backend.read(EVENTS)
             if blob is None:
                 return 0
-            kept: list[bytes] = []
-            removed = 0
+            rows: list[tuple[bytes, dict[str, Any] | None]] = []
             for raw in blob.data.split(b"\n"):
                 if not raw.strip():
                     continue
                 try:
                     obj = json.loads(raw)
                 except ValueError:
-                    kept.append(raw + b"\n")
-                    continue
-                if isinstance(obj, dict) and obj.get("record") == record and \
-                        obj.get("scope", "default") == self.scope:
+                    obj = None
+                mine = isinstance(obj, dict) and obj.get("scope", "default") == self.scope
+                rows.append((raw, obj if mine else None))
+            records = {record}
+            keys = {normalise_text(text)} if text else set()
+            changed = True
+            while changed:  # the closure of records and texts linked to this one
+                changed = False
+                for _raw, obj in rows:
+                    if obj is None:
+                        continue
+                    texts = {normalise_text(obj[f]) for f in _TEXT_FIELDS
+                             if isinstance(obj.get(f), str)}
+                    rec = obj.get("record")
+                    if rec in records or texts & keys:
+                        if isinstance(rec, str) and rec not in records:
+                            records.add(rec)
+                            changed = True
+                        if not texts <= keys:
+                            keys |= texts
+                            changed = True
+            kept: list[bytes] = []
+            removed = 0
+            for raw, obj in rows:
+                if obj is not None and (obj.get("record") in records or any(
+                        isinstance(obj.get(f), str) and normalise_text(obj[f]) in keys
+                        for f in _TEXT_FIELDS)):
                     removed += 1
                     continue
                 kept.append(raw + b"\n")
@@ -117,6 +169,9 @@ class EventLog:
                 self.backend.write(EVENTS, b"".join(kept), expected=blob.version,
                                    message="memvault: purge forgotten record")
             return removed
+
+
+_TEXT_FIELDS = ("text", "previous_text")
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,11 +197,27 @@ class MemoryService:
             self.vault.tombstones.add(fact.text, fact.id, kind=reason)
             self.vault.scrub_text_elsewhere(fact.text)
             if permanent:
-                purged += self.vault.events.purge_record(fact.id)
+                purged += self.vault.events.purge_record(fact.id, text=fact.text)
             self.vault.events.append("fact.forgotten", record=fact.id,
                                      permanent=permanent)
+        if removed:
+            self._refresh_search_index()
         return ForgetResult(forgotten=list(reversed(removed)), permanent=permanent,
                             purged_events=purged)
+
+    def _refresh_search_index(self) -> None:
+        """Forgotten text leaves an existing search index now, not at the next search."""
+        from memvault.layout import INDEX
+
+        root = getattr(self.backend, "root", None)
+        if self.backend.name != "fs" or root is None or not (root / INDEX).exists():
+            return
+        from memvault.errors import VaultError
+
+        try:
+            self.vault.search.refresh()
+        except VaultError:
+            self.vault.search.store().discard("it could not be refreshed after forgetting")
 
     def clear(self, *, permanent: bool = False) -> ForgetResult:
         ids = [f.id for f in self.all() if f.editable]
