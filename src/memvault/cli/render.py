@@ -31,6 +31,8 @@ def facts_table(facts: Iterable[Fact], title: str | None = None) -> None:
             flags.append("no id yet")
         if f.readonly_reason:
             flags.append("read-only")
+        if f.meta.get("status") == "superseded":
+            flags.append("superseded")
         text = esc(f.text) + (f" [dim]({', '.join(flags)})[/dim]" if flags else "")
         table.add_row(f.id, esc(cat), text, when(f.updated))
     console().print(table)
