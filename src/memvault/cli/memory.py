@@ -33,8 +33,14 @@ def list_facts(
     """
     vault = state(ctx).vault()
     facts = vault.memory.list(all=all_, category=category)
+    problem = vault.memory.file_readonly
+    if problem:
+        from memvault.cli.state import warn
+
+        warn(f"{vault.layout.memory} is read-only for memvault: {problem}")
     if wants_json(ctx, json_out):
-        print_json({"facts": [f.to_dict() for f in facts], "path": vault.layout.memory})
+        print_json({"facts": [f.to_dict() for f in facts], "path": vault.layout.memory,
+                    "read_only": problem})
         return
     if not facts:
         console().print("no facts yet — `memvault remember \"...\"` adds one")

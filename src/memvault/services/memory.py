@@ -75,6 +75,8 @@ class MemoryService:
         self.vault = vault
         self.backend = vault.backend
         self.path = vault.layout.memory
+        self.file_readonly: str | None = None
+        """Why the whole Memory.md is read-only (NUL bytes, UTF-16, ...), after a read."""
 
     # -- reading -----------------------------------------------------------------------
 
@@ -83,7 +85,9 @@ class MemoryService:
 
     def all(self) -> list[Fact]:
         """Every fact, in file order."""
-        return [fact_from_item(it, FACT_CATEGORIES) for it in self.document().items]
+        doc = self.document()
+        self.file_readonly = doc.readonly_reason
+        return [fact_from_item(it, FACT_CATEGORIES) for it in doc.items]
 
     def list(self, *, all: bool = False, category: str | None = None,
              limit: int | None = None) -> list[Fact]:
@@ -175,7 +179,12 @@ class MemoryService:
         if by_id:
             return by_id
         needle = q.casefold()
-        return [f for f in facts if needle in f.text.casefold()]
+        found = [f for f in facts if needle in f.text.casefold()]
+        if not found and self.file_readonly:
+            from memvault.errors import ReadOnly
+
+            raise ReadOnly(self.file_readonly, path=self.path)  # not "no match": unreadable
+        return found
 
     def forget(self, ids: list[str], *, permanent: bool = False,
                reason: str = "forgotten") -> ForgetResult:
@@ -222,6 +231,10 @@ class MemoryService:
     def clear(self, *, permanent: bool = False) -> ForgetResult:
         ids = [f.id for f in self.all() if f.editable]
         if not ids:
+            if self.file_readonly:
+                from memvault.errors import ReadOnly
+
+                raise ReadOnly(self.file_readonly, path=self.path)
             return ForgetResult([], permanent)
         return self.forget(ids, permanent=permanent)
 
