@@ -1,4 +1,4 @@
-"""The bundled example vault and the README's tour (`scripts/tour.sh`).
+"""The bundled example vault and the README's tour (`examples/tour.sh`).
 
 The tour is the first command a newcomer runs: it must work offline, exit 0, and never
 modify `examples/vault` (it works on a copy).
@@ -19,7 +19,7 @@ from tests.conftest import run_memvault
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_VAULT = REPO / "examples" / "vault"
-TOUR = REPO / "scripts" / "tour.sh"
+TOUR = REPO / "examples" / "tour.sh"
 
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="the tour is a bash script")
 

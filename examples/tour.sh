@@ -7,8 +7,8 @@
 # block an assistant would get, and runs doctor.
 # Needs no network and no accounts.
 #
-#   scripts/tour.sh                  # run the tour, delete the copy afterwards
-#   TOUR_DIR=/tmp/vault scripts/tour.sh   # keep the copy in /tmp/vault (must not exist)
+#   bash examples/tour.sh                   # run the tour, delete the copy afterwards
+#   TOUR_DIR=/tmp/vault bash examples/tour.sh   # keep the copy in /tmp/vault (must not exist)
 #
 # memvault is run as `$TOUR_PYTHON -m memvault` when TOUR_PYTHON is set, else the
 # `memvault` command on PATH, else `python3 -m memvault`.
