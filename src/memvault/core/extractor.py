@@ -39,7 +39,8 @@ _ONE_OFF = re.compile(
     r"summary|translation|test|diff|branch|meeting|call|trip|ticket)|"
     r"(?:this|the) (?:above|below)|(?:just|only) for (?:this|now|today|me now)|"
     r"(?:just|only) here|here\b\W*$|instead this|next (?:answer|reply|response|message)|"
-    r"one-off|one off|at this point|"
+    r"one-off|one off|at this point|lately|recently|"
+    r"when(?:ever)? you (?:get|have) (?:a|the) (?:chance|minute|moment|sec|second)|"
     r"\b(?:this|that|these|those) (?:answer|answers|response|reply|message|version|draft|one|"
     r"output|code|snippet|example|idea|suggestion|explanation|solution|summary|chat|"
     r"conversation|thread|article|text|plan|option|recipe|list)\b)", re.I)
@@ -62,6 +63,8 @@ _HYPOTHETICAL = re.compile(
 
 _PAST_OR_CHANGE = re.compile(
     r"\b(?:i used to|i once|i previously|i formerly|back when|when i was|"
+    r"i (?:forgot|broke|messed|screwed|tried|missed|lost|did|made|got|went|had|said|meant|"
+    r"wrote|deleted|pushed|ran|saw|found|just)\b|"
     r"i used to be|years ago|last (?:year|month|week)|in the past|as a kid|as a child|"
     r"i never (?:said|did|was|had|went|told|got|saw|made|knew|thought|meant|asked|"
     r"tried|used|liked|wanted|heard|\w+ed)\b)", re.I)
@@ -81,9 +84,9 @@ _REPORTED = re.compile(
     r"argues|argued)\b", re.I)
 
 _THIRD_PERSON_START = re.compile(
-    rf"^(?:(?:my|our|his|her|their|the|a|an) (?:\w+ )?(?:{_OTHER_PERSON_NOUNS})\b|"
+    rf"^(?:(?i:(?:my|our|his|her|their|the|a|an) (?:\w+ )?(?:{_OTHER_PERSON_NOUNS})\b|"
     r"(?:he|she|they|we|it|everyone|everybody|someone|somebody|people|nobody)\b|"
-    r"you\b(?! (?:should|must|need to) (?:always|never))|"
+    r"you\b(?! (?:should|must|need to) (?:always|never)))|"
     r"[A-Z][a-z]+ (?:prefers|likes|loves|hates|always|never|works|lives|is|was|wants|uses|"
     r"says|said|thinks))")
 
@@ -117,7 +120,8 @@ _TRIGGERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^(?:i live|i'm based|i am based|i reside|i'm located|i am located|i'm from|i am "
          r"from|i come from|i grew up)\b", "identity"),
         (r"^i (?:work|am working|'m working) (?:as|at|for|in)\b", "identity"),
-        (r"^(?:i'm|i am) (?:a|an) (?!(?:bit|little|tad|lot|big fan|fan)\b)[\w-]+", "identity"),
+        (r"^(?:i'm|i am) (?:a|an) (?!(?:bit|little|tad|lot|big fan|fan|idiot|dummy|moron|fool|"
+         r"mess|disaster|wreck)\b)[\w-]+", "identity"),
         (r"^(?:i'm|i am) (?:vegan|vegetarian|left-handed|right-handed|colou?r-?blind|"
          r"dyslexic|deaf|blind|allergic|lactose|gluten|fluent|bilingual|trilingual|"
          r"a native|retired|self-employed|freelance|married|single|based)\b", "identity"),
@@ -135,6 +139,23 @@ _TRIGGERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"macos|mac ?os|a mac|ubuntu|debian|fedora|arch|nixos|chromeos|android|ios|wsl|"
          r"an? (?:m1|m2|m3|intel|amd|linux|windows|mac)\b)", "identity"),
         (r"^i (?:don't |do not |never )?(?:eat|drink)\b", "preference"),
+        (r"^(?:i'm|i am) (?:not )?(?:a|an) (?!(?:bit|little|tad|lot|big fan|fan|idiot|dummy|"
+         r"moron|fool|mess|disaster|wreck)\b)[\w-]+",
+         "identity"),
+        (r"^(?:i'm|i am) \d{1,3}(?: years old| years of age|\b)", "identity"),
+        (r"^(?:i'm|i am) (?:in|on) (?:the )?[\w/+-]+ time ?zone\b", "identity"),
+        (r"^(?:i'm|i am) the (?:one|person|author|founder|owner|maintainer|creator|lead|"
+         r"only|sole|main|primary)\b", "identity"),
+        (r"^(?:i'm|i am) (?:currently )?(?:between jobs|unemployed|retired|self-taught|"
+         r"a student|in school|in college|in university|pregnant|colou?r ?blind|"
+         r"neurodivergent|autistic|hard of hearing|visually impaired)\b", "identity"),
+        (r"^i(?:'ve| have)(?: got)? (?:adhd|add|dyslexia|autism|asthma|diabetes|epilepsy|"
+         r"celiac|coeliac|tinnitus|migraines|(?:\w+ )?(?:kids|children)|a (?:cat|dog|partner|"
+         r"wife|husband|son|daughter|kid|child|baby|toddler|newborn))\b", "identity"),
+        (r"^i (?:mainly |mostly |usually |currently )?work\b(?! on\b)", "identity"),
+        (r"^i (?:drive|own|ride|cook|bake|play|practi[cs]e|commute|cycle|swim|meditate|"
+         r"garden|knit|paint|sing|collect|volunteer|rent|follow|homeschool|freelance|blog|"
+         r"podcast|invest|trade|fast|run marathons|lift|climb|surf|ski|hike)\b", "preference"),
         # projects
         (r"^i (?:mainly |mostly |primarily |usually )?(?:work on|develop|maintain|build|run|"
          r"manage|lead|own|contribute to)\b", "project"),
@@ -154,15 +175,17 @@ _TRIGGERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"comfortable with|more comfortable|most comfortable|used to working|"
          r"allergic to|picky about|particular about)\b", "preference"),
         (r"^i (?:usually|typically|normally|always|never|mostly|tend to|generally|rarely|"
-         r"often|only)\b", "preference"),
+         r"often|only)\b(?! (?:forget|struggle|mess|get|end up|break|lose|run into|mix up|"
+         r"confuse|wonder|have trouble|have problems|seem|fail|miss|screw)\b)", "preference"),
         (r"^(?:my (?:favou?rite|preferred|go-to|usual|default)\b)", "preference"),
         # standing instructions
         (r"^(?:from now on|going forward|moving forward|in (?:the )?future|in all future|"
          r"for all future|for future|henceforth|from here on(?: out)?|by default|as a rule|"
          r"in general|generally|whenever|every time|each time|any time|anytime)\b",
          "instruction"),
-        (r"^(?:please )?(?:always|never(?! mind)|don't ever|do not ever|never ever)\b",
-         "instruction"),
+        (r"^(?:please )?(?:always|never(?! mind)|don't ever|do not ever|never ever)\b"
+         r"(?! (?:the|a|an|same|so|such|that|this|been|is|was|were|had|has|heard|seen|done|"
+         r"again|ever|enough|fun|easy|true|gets|works|happens|\w+ed)\b)", "instruction"),
         (r"^(?:please )?(?:remember|keep in mind|note|bear in mind|don't forget) that\b",
          "instruction"),
         (r"^(?:i (?:always )?want you to|i'd like you to|i would like you to) "
@@ -321,6 +344,40 @@ def categorise(text: str, kind: str) -> str:
     return "instruction" if kind == "instruction" else "preference"
 
 
+_ANYWHERE_MARKER = re.compile(
+    r"(?<!as )(?<!like )(?<!you )(?<!it )(?<!they )(?<!he )(?<!she )(?<!we )\b(?:always|from now on|from here on(?: out)?|going forward|"
+    r"moving forward|in (?:the )?future|every time|whenever|by default|in everything|"
+    r"in all (?:your|my|future)|for (?:all|every) (?:my|your|future)|for everything|"
+    r"in every (?:answer|reply|response|message|chat|conversation))\b", re.I)
+_IMPERATIVE_START = re.compile(
+    r"^(?:please )?(?:use|write|answer|reply|respond|give|keep|add|put|show|format|include|"
+    r"avoid|cite|explain|call|address|assume|prefer|stop|start|skip|make|list|sort|spell|"
+    r"label|mention|ask|remind|check|double-check|quote|link|summari[sz]e|translate|speak|"
+    r"talk|treat|default|convert|express|round|measure|be|do not|don't|leave|end|begin|"
+    r"open|lead|mark|highlight|number|limit|stick|refer|tell|warn|flag|note)\b", re.I)
+
+
+_DURABLE_LEAD = re.compile(
+    r"^(?:from now on|from here on(?: out)?|going forward|moving forward|in (?:the )?future|"
+    r"by default|in general|generally|as a rule)(?:[,:]?\s+|\W*$)", re.I)
+_CONDITIONAL_LEAD = re.compile(r"^(?:whenever|every time|each time|any ?time|when|if)\b",
+                               re.I)
+_MAIN_CLAUSE_OK = re.compile(
+    r"^(?:please|always|never|don't|do not|you (?:should|must|need to)|make sure|remember)\b",
+    re.I)
+
+
+def _conditional_ok(s: str) -> bool:
+    """"Whenever I paste a trace, start with the cause": the main clause must instruct."""
+    if not _CONDITIONAL_LEAD.match(s):
+        return True
+    if "," not in s:
+        return bool(_ANYWHERE_MARKER.search(s.split(" ", 1)[1]) and re.search(
+            r"\b(?:please|always|never)\b", s, re.I))
+    main = s.split(",", 1)[1].strip()
+    return bool(_IMPERATIVE_START.match(main) or _MAIN_CLAUSE_OK.match(main))
+
+
 def judge(statement: str) -> Candidate | None:
     """One statement -> a Candidate if it is a durable fact about the user."""
     s = _trim(statement)
@@ -328,7 +385,16 @@ def judge(statement: str) -> Candidate | None:
         return None
     if "\n" in s or "<!--" in s or "-->" in s or "%%" in s:
         return None
-    kind = _trigger(_strip_quotes(s))
+    unquoted = _strip_quotes(s)
+    rest = _DURABLE_LEAD.sub("", unquoted)
+    if _THIRD_PERSON_START.match(rest) or not _conditional_ok(unquoted) or \
+            len(rest.split()) < 2:
+        return None
+    kind = _trigger(unquoted)
+    if kind is None and _ANYWHERE_MARKER.search(unquoted) and (
+            _IMPERATIVE_START.match(unquoted) or
+            re.match(r"^i (?:want|need|would like|'d like) you to\b", unquoted, re.I)):
+        kind = "instruction"  # "Use Celsius, always", "Use US dates from here on"
     if kind is None:
         return None
     if kind != "instruction" and not _FIRST_PERSON.search(_strip_quotes(s)):
@@ -361,6 +427,13 @@ def _judge_sentence(sentence: str) -> list[Candidate]:
     whole = judge(sentence)
     if whole is not None and not _AND_SUBJECT.search(sentence):
         return [whole]
+    if whole is None and _reject_reason(_trim(sentence)) is not None:
+        # A past, hypothetical, reported... sentence: only a contrastive clause
+        # ("..., but from now on ...") can still hold a durable statement.
+        parts = [p for p in _CLAUSE_SPLIT.split(sentence) if p and p.strip()]
+        if len(parts) < 2:
+            return []
+        return [c for c in (judge(p) for p in parts) if c is not None]
     found = [c for c in (judge(part) for part in _clauses(sentence)) if c is not None]
     if not found and whole is not None:
         return [whole]
