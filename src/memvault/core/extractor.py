@@ -46,7 +46,7 @@ _ONE_OFF = re.compile(
     r"conversation|thread|article|text|plan|option|recipe|list)\b)", re.I)
 
 _QUESTION_START = re.compile(
-    r"^(?:what|why|how|when|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|"
+    r"^(?:what|why|how|when(?! (?:i|you)\b)|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|"
     r"could|would|should|shall|will|may|might|have|has|had)\b(?!n't)", re.I)
 
 _HYPOTHETICAL = re.compile(
@@ -131,8 +131,14 @@ _TRIGGERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"living)\b", "identity"),
         (r"^i (?:teach|study|studied|majored|hold)\b", "identity"),
         (r"^i (?:mainly |mostly |primarily |usually )?(?:work|code|program|develop|write|"
-         r"build things) (?:mainly |mostly |primarily |almost exclusively |only )?"
-         r"(?:in|with)\b", "identity"),
+         r"build things|design|draw|compose|think|learn|read)(?: (?:everything|all|most|mostly|"
+         r"mainly|primarily|only|exclusively|almost exclusively|all my \w+|most of my \w+|"
+         r"my \w+))? (?:in|with|at|on|using)\b", "identity"),
+        (r"^(?:i'm|i am) (?:really |very |pretty |quite |super |so |totally |kind of |"
+         r"sort of |genuinely |absolutely )?(?:terrible|bad|good|great|awful|hopeless|decent|"
+         r"new|experienced|fluent|proficient|comfortable|familiar|rusty|obsessed|passionate|"
+         r"crazy|nuts|hooked) (?:with|at|in|to|about|on)\b(?! (?:whatever|either|that|it|this|"
+         r"both|anything|everything|those|these|now)\b)", "identity"),
         (r"^i work (?:remotely|from home|nights|part[- ]time|full[- ]time|freelance|shifts)\b",
          "identity"),
         (r"^(?:i'm|i am|i run|i'm running|i am running|i develop|i work) on (?:windows|linux|"
@@ -171,7 +177,8 @@ _TRIGGERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"appreciate|favou?r|value|can't stand|cannot stand|can't bear|don't like|"
          r"do not like|don't want|do not want|don't enjoy|don't care for|don't need|"
          r"do not need|avoid|use|work best|learn best|read best|think best)\b", "preference"),
-        (r"^(?:i'm|i am) (?:a (?:big |huge )?fan of|not a fan of|into|partial to|"
+        (r"^(?:i'm|i am) (?:really |very |pretty |quite |super |so |totally |kind of |"
+         r"sort of |genuinely |absolutely )?(?:a (?:big |huge )?fan of|not a fan of|into|partial to|"
          r"comfortable with|more comfortable|most comfortable|used to working|"
          r"allergic to|picky about|particular about)\b", "preference"),
         (r"^i (?:usually|typically|normally|always|never|mostly|tend to|generally|rarely|"
@@ -327,7 +334,15 @@ def _reject_reason(s: str) -> str | None:
     return None
 
 
+_NAME_ONLY = re.compile(r"^(?:[Ii]'m|I am|[Tt]his is|[Ii]t's) (?!(?:Done|Back|Here|Ready|Sorry|"
+                        r"Fine|Good|Ok|Okay|Lost|Confused|Tired|Busy|Stuck|Sure|Home|Out|"
+                        r"In|On|Off|Not|So|Very|Just|Still|Also)\b)[A-Z][\w'-]+(?: [A-Z][\w'-]+)?"
+                        r"(?: again| here)?$")
+
+
 def _trigger(s: str) -> str | None:
+    if _NAME_ONLY.match(s) and not s.lower().startswith(("this is", "it's")):
+        return "identity"  # "Hi, I'm Leo."
     for pattern, kind in _TRIGGERS:
         if pattern.search(s):
             return kind
