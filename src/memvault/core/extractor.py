@@ -130,8 +130,8 @@ _TRIGGERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^i(?:'ve| have) been (?:a|an|working|coding|programming|writing|teaching|"
          r"living)\b", "identity"),
         (r"^i (?:teach|study|studied|majored|hold)\b", "identity"),
-        (r"^i (?:mainly |mostly |primarily |usually )?(?:work|code|program|develop|write|"
-         r"build things|design|draw|compose|think|learn|read)(?: (?:everything|all|most|mostly|"
+        (r"^i (?:mainly |mostly |primarily |usually )?(?:work(?! on\b)|code|program|develop|"
+         r"write|build things|design|draw|compose|think|learn|read)(?: (?:everything|all|most|mostly|"
          r"mainly|primarily|only|exclusively|almost exclusively|all my \w+|most of my \w+|"
          r"my \w+))? (?:in|with|at|on|using)\b", "identity"),
         (r"^(?:i'm|i am) (?:really |very |pretty |quite |super |so |totally |kind of |"
