@@ -48,11 +48,13 @@ _TOP_LEVEL_KEYS = {"home", "backend", "capture", "learning", "retrieval", "tombs
 
 
 def parse_config(data: bytes | None) -> Config:
-    """Parse config.toml bytes (None: defaults). Raises InvalidInput naming the file."""
+    """Parse config.toml bytes (None: defaults). Raises InvalidInput naming the file and,
+    where it can, the line (`.memvault/config.toml: capture must be ... (line 7)`)."""
     if data is None:
         return Config()
     try:
-        raw = tomllib.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        raw = tomllib.loads(text)
     except UnicodeDecodeError:
         raise InvalidInput("not valid UTF-8", path=CONFIG_PATH) from None
     except tomllib.TOMLDecodeError as exc:
@@ -63,37 +65,49 @@ def parse_config(data: bytes | None) -> Config:
             cfg.sections[key] = value
         elif key not in _TOP_LEVEL_KEYS:
             cfg.unknown_keys.append(key)
-    _set(cfg, raw, "home", str)
-    _set(cfg, raw, "backend", str)
-    _set(cfg, raw, "capture", str)
-    _set(cfg, raw, "learning", bool)
-    _set(cfg, raw, "retrieval", bool)
-    _set(cfg, raw, "tombstone_salt", str)
+    _set(cfg, raw, "home", str, text)
+    _set(cfg, raw, "backend", str, text)
+    _set(cfg, raw, "capture", str, text)
+    _set(cfg, raw, "learning", bool, text)
+    _set(cfg, raw, "retrieval", bool, text)
+    _set(cfg, raw, "tombstone_salt", str, text)
     if cfg.backend not in BACKENDS:
-        raise InvalidInput(f"backend must be one of {', '.join(BACKENDS)}, not {cfg.backend!r}",
-                           path=CONFIG_PATH)
+        raise InvalidInput(f"backend must be one of {', '.join(BACKENDS)}, not {cfg.backend!r}"
+                           f"{_at(text, 'backend')}", path=CONFIG_PATH)
     if cfg.capture not in CAPTURE_MODES:
         raise InvalidInput(f"capture must be one of {', '.join(CAPTURE_MODES)}, not "
-                           f"{cfg.capture!r}", path=CONFIG_PATH)
+                           f"{cfg.capture!r}{_at(text, 'capture')}", path=CONFIG_PATH)
     from memvault.core.paths import clean_vault_path
 
     try:
         cfg.home = clean_vault_path(cfg.home)
     except InvalidInput as exc:
-        raise InvalidInput(f"home: {exc}", path=CONFIG_PATH) from None
+        raise InvalidInput(f"home: {exc}{_at(text, 'home')}", path=CONFIG_PATH) from None
     if cfg.home.split("/")[0].startswith("."):
-        raise InvalidInput("home may not be a hidden folder", path=CONFIG_PATH)
+        raise InvalidInput(f"home may not be a hidden folder{_at(text, 'home')}",
+                           path=CONFIG_PATH)
     return cfg
 
 
-def _set(cfg: Config, raw: dict[str, Any], key: str, kind: type) -> None:
+def _set(cfg: Config, raw: dict[str, Any], key: str, kind: type, text: str) -> None:
     if key not in raw:
         return
     value = raw[key]
     if not isinstance(value, kind):
         raise InvalidInput(f"{key} must be a {'boolean' if kind is bool else 'string'}, "
-                           f"not {value!r}", path=CONFIG_PATH)
+                           f"not {value!r}{_at(text, key)}", path=CONFIG_PATH)
     setattr(cfg, key, value)
+
+
+def _at(text: str, key: str) -> str:
+    """` (line N)` for the top-level line setting `key`, or "" when it cannot be found."""
+    pattern = re.compile(rf"[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=")
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.lstrip().startswith("["):
+            break
+        if pattern.match(line):
+            return f" (line {number})"
+    return ""
 
 
 def default_config_text() -> str:

@@ -84,7 +84,10 @@ class DoctorService:
                 for key in cfg.unknown_keys:
                     out.append(Finding("info", CONFIG_PATH, f"unknown setting {key!r} (ignored)"))
             except VaultError as exc:
-                out.append(Finding("error", CONFIG_PATH, str(exc).removeprefix(CONFIG_PATH + ": ")))
+                message = str(exc).removeprefix(CONFIG_PATH + ": ")
+                at = re.search(r"\bline (\d+)", message)
+                out.append(Finding("error", CONFIG_PATH, message,
+                                   int(at.group(1)) if at else None))
         for path, known in self.bullet_files():
             try:
                 loaded = load_bullet_file(self.backend, path)
@@ -125,6 +128,8 @@ class DoctorService:
                 for index in range(len(doc.items)):
                     it = doc.items[index]  # re-read: an earlier fix may have moved lines
                     if not it.editable:
+                        if not it.provisional:
+                            seen.add(it.id)  # a later editable copy still needs a new id
                         continue
                     if it.provisional:
                         meta = {"id": it.id, "updated": now, **it.meta}
