@@ -87,3 +87,25 @@ def test_a_writer_killed_mid_write_never_leaves_a_torn_memory_file(vault_dir: Pa
     assert len(_check_valid(path.read_bytes())) == seen + 1
     # ... and temp files a killed writer left behind are cleaned up by the next write.
     assert [p.name for p in path.parent.glob(".Memory.md.*")] == []
+
+
+def test_an_external_save_during_an_edit_is_kept_and_the_edit_reapplied(vault) -> None:
+    """Obsidian saving the file between memvault's read and write (G3): the write is a
+    compare-and-swap, so memvault re-reads, re-applies its edit, and loses nothing."""
+    from memvault.core.bullets import render_new_item
+    from memvault.services.bullet_files import edit_bullet_file
+
+    path = vault.root / MEMORY
+    calls = []
+
+    def apply(doc) -> None:
+        calls.append(1)
+        if len(calls) == 1:  # the user saves a hand edit right now
+            path.write_bytes(path.read_bytes() + b"- typed in Obsidian [other]\n")
+        doc.insert_item(render_new_item("added by memvault", "other",
+                                        {"id": "mv0001", "updated": "1"}))
+
+    edit_bullet_file(vault.backend, MEMORY, apply)
+    assert len(calls) == 2
+    texts = [it.text for it in parse_bullets(path.read_bytes()).items]
+    assert texts == ["typed in Obsidian", "added by memvault"]
