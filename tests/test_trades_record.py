@@ -188,3 +188,34 @@ def test_trade_show_list_and_journal_show(cli, vault_dir) -> None:
     cli("trade", "show", "0xdeadbeef00", expect=1)
     cli("trade", "show", "../../etc/passwd", expect=1)
     cli("journal", "show", "yesterday", expect=1)
+
+
+def test_an_unknown_profile_time_zone_fails_closed_naming_the_line(cli, vault_dir) -> None:
+    profile = vault_dir / "Pilot" / "Profile.md"
+    profile.write_text(profile.read_text().replace("timezone: UTC", "timezone: Mars/Base"))
+    before = snapshot(vault_dir)
+    res = cli("trade", "record", "-", input=json.dumps(make_trade(1, START)), expect=1)
+    assert "Pilot/Profile.md" in res.stderr and "Mars/Base" in res.stderr
+    assert "(line 3)" in res.stderr
+    assert snapshot(vault_dir) == before
+
+
+def test_two_processes_recording_at_once_lose_no_journal_line(vault_dir) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.conftest import run_memvault
+
+    batches = [[make_trade(100 * p + n, START + dt.timedelta(minutes=7 * n + p))
+                for n in range(5)] for p in range(2)]
+
+    def record(batch):  # type: ignore[no-untyped-def]
+        return run_memvault("--vault", str(vault_dir), "trade", "record", "-", "--no-learn",
+                            input=json.dumps(batch))
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(record, batches))
+    assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
+    journal = (vault_dir / "Pilot" / "Journal" / "2026-11-20.md").read_text()
+    assert journal.count("[[Trades/") == 10
+    events = (vault_dir / ".memvault" / "events.jsonl").read_text()
+    assert events.count('"type":"trade"') == 10
