@@ -219,3 +219,12 @@ def test_two_processes_recording_at_once_lose_no_journal_line(vault_dir) -> None
     assert journal.count("[[Trades/") == 10
     events = (vault_dir / ".memvault" / "events.jsonl").read_text()
     assert events.count('"type":"trade"') == 10
+
+
+def test_a_binary_day_note_is_refused_and_nothing_is_written(cli, vault_dir) -> None:
+    day = vault_dir / "Pilot" / "Journal" / "2026-11-20.md"
+    day.write_bytes(b"\xff\xfe# d\x00a\x00y\x00")  # UTF-16
+    before = snapshot(vault_dir)
+    res = cli("trade", "record", "-", input=json.dumps(make_trade(1, START)), expect=1)
+    assert "Journal/2026-11-20.md" in res.stderr and "UTF-16" in res.stderr
+    assert snapshot(vault_dir) == before

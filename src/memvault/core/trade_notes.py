@@ -16,6 +16,7 @@ from typing import Any
 from memvault.core.frontmatter import Quoted, render_frontmatter
 from memvault.core.lines import TextFile
 from memvault.core.paths import safe_name
+from memvault.errors import ReadOnly
 
 UNAVAILABLE = "unavailable"
 METRIC_LABELS = {"fill_price": "fill price", "value_usd": "value in USD", "gas": "gas",
@@ -129,6 +130,8 @@ def append_journal_lines(existing: bytes, lines: list[str]) -> bytes:
     A blank line is put first when that last line is prose (so the list stays a list).
     """
     tf = TextFile.parse(existing)
+    if tf.readonly_reason:
+        raise ReadOnly(f"cannot append to the day note: {tf.readonly_reason}")
     last = len(tf.lines) - 1
     while last >= 0 and not tf.lines[last].text.strip():
         last -= 1

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.backends.base import MISSING, Change
 from memvault.core.frontmatter import parse_frontmatter
-from memvault.errors import Conflict, InvalidInput, NotFound
+from memvault.errors import Conflict, InvalidInput, NotFound, ReadOnly
 from memvault.layout import EVENTS
 
 if TYPE_CHECKING:
@@ -167,8 +167,11 @@ class TradeService:
             base = blob.data if blob else journal_day_note(items[0][1].date()).encode()
             lines = [journal_line(d, local) for d, local in items
                      if f"[[Trades/{d['hash']}".encode() not in base]
-            changes.append(Change(path, append_journal_lines(base, lines),
-                                  blob.version if blob else MISSING))
+            try:
+                day_note = append_journal_lines(base, lines)
+            except ReadOnly as exc:
+                raise ReadOnly(f"{exc}; nothing was written", path=path) from None
+            changes.append(Change(path, day_note, blob.version if blob else MISSING))
             for r in results:
                 if r.status == "recorded" and any(d["hash"] == r.hash for d, _ in items):
                     r.paths.append(path)
