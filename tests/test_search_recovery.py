@@ -143,3 +143,36 @@ def test_two_searchers_and_an_editor_never_see_an_error(small_vault):
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
         assert int(out.strip()) > 0
+
+
+def test_threads_sharing_one_vault_search_and_refresh_without_errors(small_vault):
+    import threading
+
+    from memvault import Vault
+
+    vault = Vault.open(small_vault)
+    errors: list[BaseException] = []
+    stop = time.monotonic() + 2
+
+    def worker(kind: str) -> None:
+        try:
+            while time.monotonic() < stop:
+                if kind == "search":
+                    assert vault.search.search("alpha", limit=3)
+                else:
+                    vault.search.refresh()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in ("search", "search",
+                                                                   "refresh")]
+    for t in threads:
+        t.start()
+    i = 0
+    while time.monotonic() < stop:
+        (small_vault / f"Threaded {i}.md").write_text(f"alpha {i}\n", encoding="utf-8")
+        i += 1
+        time.sleep(0.02)
+    for t in threads:
+        t.join()
+    assert errors == []

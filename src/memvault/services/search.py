@@ -11,6 +11,7 @@ This service never writes a note; the only file it writes is the index.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ class SearchService:
         self.vault = vault
         self._store: IndexStore | None = None
         self.last_refresh: RefreshResult | None = None
+        self._lock = threading.RLock()
 
     @property
     def notices(self) -> list[str]:
@@ -56,7 +58,8 @@ class SearchService:
         store = self.store()
         for attempt in range(2):
             try:
-                return action()
+                with self._lock:  # one connection: one thread at a time (MCP + watcher)
+                    return action()
             except IndexUnavailable as exc:
                 raise VaultError(str(exc), path=".memvault/index.sqlite") from None
             except sqlite3.DatabaseError as exc:
@@ -122,8 +125,9 @@ class SearchService:
         return hits
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
 
 
 def _check_limit(limit: int) -> None:
