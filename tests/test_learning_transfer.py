@@ -150,3 +150,16 @@ def test_invalid_import_is_refused_and_writes_nothing(cli, vault_dir, tmp_path) 
     v9 = tmp_path / "v9.json"
     v9.write_text('{"version": 9}')
     assert "unsupported export version" in cli("import", str(v9), expect=1).stderr
+
+
+def test_imported_inference_never_overwrites_an_explicit_fact(cli, vault_dir, tmp_path) -> None:
+    fid = json.loads(cli("remember", "I live in Oslo", "--json").stdout)["fact"]["id"]
+    before = (vault_dir / "Pilot" / "Memory.md").read_bytes()
+    data = {"format": "memvault", "version": 2, "facts": [
+        {"id": fid, "text": "I live in Bergen", "category": "identity",
+         "meta": {"id": fid, "updated": "1", "auth": "inferred", "status": "trial"}}]}
+    path = tmp_path / "clash.json"
+    path.write_text(json.dumps(data))
+    out = json.loads(cli("import", str(path), "--json").stdout)
+    assert out["changes"] == 0 and "kept yours" in out["skipped"][0]["reason"]
+    assert (vault_dir / "Pilot" / "Memory.md").read_bytes() == before
