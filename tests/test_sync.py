@@ -129,6 +129,22 @@ def test_doctor_warns_when_a_git_vault_lacks_the_merge_driver(tmp_path: Path) ->
     assert "sync --setup" not in Cli(root)("doctor", expect=None).stdout
 
 
+def test_init_in_a_git_folder_installs_the_merge_driver_and_stays_idempotent(
+        tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    root.mkdir()
+    git(root, "init", "-q")
+    first = json.loads(Cli(root)("init", "--json").stdout)
+    assert any("merge driver" in line for line in first["git"])
+    assert "merge=memvault" in (root / ".gitattributes").read_text()
+    attrs = (root / ".gitattributes").read_text()
+    second = json.loads(Cli(root)("init", "--json").stdout)
+    assert second["created"] == [] and (root / ".gitattributes").read_text() == attrs
+    plain = tmp_path / "plain"
+    Cli(plain)("init", "--json")
+    assert not (plain / ".gitattributes").exists()
+
+
 def test_sync_outside_a_git_clone_is_a_clear_error(vault_dir: Path) -> None:
     out = Cli(vault_dir)("sync", expect=1)
     assert "not a git clone" in out.stderr

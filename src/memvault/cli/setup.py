@@ -16,19 +16,43 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         path: Optional[Path] = typer.Argument(None, help="Vault folder (default: --vault, "
                                               "MEMVAULT_VAULT, or the current folder)."),
+        git: Optional[bool] = typer.Option(None, "--git/--no-git",
+                                           help="Install the git merge driver (`memvault sync "
+                                                "--setup`); default: when the folder has .git."),
         json_out: bool = typer.Option(False, "--json", help="JSON output."),
     ) -> None:
         """Create the memvault layout in a vault. Idempotent; never overwrites a file.
 
+        With MEMVAULT_BACKEND=github the layout is created in the GitHub repository.
+
         Example: memvault init ~/Notes
         """
+        import os
+
         from memvault.services.setup import init_vault
 
         st = state(ctx)
         root = (path or Path(st.vault_path or Path.cwd())).expanduser().absolute()
-        report = init_vault(root, scope=st.scope)
+        remote = os.environ.get("MEMVAULT_BACKEND", "fs") != "fs"
+        backend = None
+        if remote:
+            from memvault.config import CONFIG_PATH, parse_config
+            from memvault.services.vault import _remote_backend
+
+            local = root / CONFIG_PATH
+            backend = _remote_backend(os.environ["MEMVAULT_BACKEND"], parse_config(
+                local.read_bytes() if local.is_file() else None))
+        report = init_vault(root, scope=st.scope, backend=backend)
+        if report.root and backend is not None:
+            report.root = backend.describe()
+        git_lines: list[str] = []
+        if git or (git is None and not remote and (root / ".git").exists()):
+            from memvault.services.sync import GitSync
+            from memvault.services.vault import Vault
+
+            git_lines = GitSync(Vault.open(root, scope=st.scope)).setup().lines()
         if wants_json(ctx, json_out):
-            print_json(report.to_dict())
+            print_json({**report.to_dict(), "git": git_lines})
             return
         c = console()
         c.print(f"vault: {esc(report.root)}")
@@ -36,3 +60,5 @@ def register(app: typer.Typer) -> None:
             c.print(f"  [green]created[/green] {esc(p)}")
         for p in report.kept:
             c.print(f"  [dim]kept    {esc(p)}[/dim]")
+        for line in git_lines:
+            c.print(f"  {esc(line)}")

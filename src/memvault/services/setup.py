@@ -42,10 +42,10 @@ def template_text(name: str) -> bytes:
 def init_vault(root: Path, *, scope: str | None = None,
                backend: Backend | None = None) -> InitReport:
     """Create the layout at `root` (a folder, created if missing)."""
-    if root.exists() and not root.is_dir():
-        raise InvalidInput("vault path is a file, not a folder", path=str(root))
-    root.mkdir(parents=True, exist_ok=True)
     if backend is None:
+        if root.exists() and not root.is_dir():
+            raise InvalidInput("vault path is a file, not a folder", path=str(root))
+        root.mkdir(parents=True, exist_ok=True)
         from memvault.backends.fs import FsBackend
 
         backend = FsBackend(root)

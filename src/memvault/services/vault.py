@@ -54,6 +54,17 @@ class Vault:
         """
         root, _how = locate_vault(path)
         scope = scope if scope is not None else (os.environ.get("MEMVAULT_SCOPE") or None)
+        env_backend = os.environ.get("MEMVAULT_BACKEND")
+        if backend is None and env_backend and env_backend != "fs":
+            # A remote vault: the local folder is never created, and only its settings
+            # file (if any) is read, for the [github] table; the content lives remotely.
+            local_config = root / CONFIG_PATH
+            config = parse_config(local_config.read_bytes() if local_config.is_file() else None)
+            backend = _remote_backend(env_backend, config)
+            remote_blob = backend.read(CONFIG_PATH)
+            if remote_blob is not None:
+                config = parse_config(remote_blob.data)
+            return cls(root, backend, config, scope)
         if backend is None:
             if root.exists() and not root.is_dir():
                 raise InvalidInput("vault path is a file, not a folder", path=str(root))
