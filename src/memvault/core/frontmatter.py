@@ -203,7 +203,6 @@ def _scan_entries(lines: list[Any], close: int) -> tuple[list[Entry], str | None
     """Find each top-level key's lines; report case-insensitive duplicates."""
     entries: list[Entry] = []
     current: Entry | None = None
-    pending_blank = 0
     for i in range(1, close):
         text = lines[i].text
         stripped = text.strip()
@@ -212,23 +211,19 @@ def _scan_entries(lines: list[Any], close: int) -> tuple[list[Entry], str | None
             if current is not None:
                 entries.append(current)
             current = Entry(key=key[0], key_text=key[1], start=i, stop=i + 1, style="")
-            pending_blank = 0
             continue
         if current is None:
             continue
         if not stripped:
-            pending_blank += 1
-            continue
+            continue  # a blank line joins the entry only if more of it follows
         continuation = text[0] in " \t" or (_ITEM.match(text) is not None)
         if not continuation:  # a column-0 comment ends the entry
             entries.append(current)
             current = None
             continue
         current.stop = i + 1
-        pending_blank = 0
     if current is not None:
         entries.append(current)
-    del pending_blank
     seen: dict[str, Entry] = {}
     for e in entries:
         _classify(e, lines)
@@ -303,8 +298,14 @@ def split_comment(rest: str) -> tuple[str, str, str]:
 
 # -- writing ------------------------------------------------------------------------------
 
+class Quoted(str):
+    """Text always written double-quoted (ids, hashes, amounts), whatever it looks like."""
+
+
 def render_scalar(value: Any) -> str:
     """A YAML scalar that reads back as exactly `value` (strings quoted when needed)."""
+    if isinstance(value, Quoted):
+        return quote(value)
     if value is None:
         return ""
     if isinstance(value, bool):
