@@ -208,3 +208,29 @@ def test_write_removes_temp_files_a_killed_writer_left(fs: FsBackend, root: Path
     fs.write("m.md", b"two")
     assert not (root / ".m.md.k1ll3d.tmp").exists()
     assert (root / ".other.md.k1ll3d.tmp").exists()
+
+
+def test_writing_through_a_symlink_inside_the_vault_keeps_the_link(fs: FsBackend,
+                                                                   root: Path) -> None:
+    (root / "Notes").mkdir()
+    (root / "Notes" / "Facts.md").write_bytes(b"- old\n")
+    (root / "Pilot").mkdir()
+    (root / "Pilot" / "Memory.md").symlink_to(Path("..") / "Notes" / "Facts.md")
+    blob = fs.read("Pilot/Memory.md")
+    fs.write("Pilot/Memory.md", b"- new\n", expected=blob.version)
+    assert (root / "Pilot" / "Memory.md").is_symlink()
+    assert (root / "Notes" / "Facts.md").read_bytes() == b"- new\n"
+    fs.delete("Pilot/Memory.md")  # deleting removes the link, not the note it points to
+    assert (root / "Notes" / "Facts.md").exists()
+
+
+def test_symlinks_into_dot_obsidian_are_refused(fs: FsBackend, root: Path) -> None:
+    (root / ".obsidian").mkdir()
+    (root / ".obsidian" / "todoist-token").write_bytes(b"secret")
+    (root / "Pilot").symlink_to(root / ".obsidian", target_is_directory=True)
+    (root / "token.md").symlink_to(root / ".obsidian" / "todoist-token")
+    for path in ("Pilot/Memory.md", "Pilot/todoist-token", "token.md"):
+        with pytest.raises(InvalidInput, match=".obsidian"):
+            fs.write(path, b"owned")
+    assert sorted(p.name for p in (root / ".obsidian").iterdir()) == ["todoist-token"]
+    assert (root / ".obsidian" / "todoist-token").read_bytes() == b"secret"

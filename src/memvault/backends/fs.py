@@ -50,7 +50,13 @@ class FsBackend:
 
     # -- paths -------------------------------------------------------------------------
 
-    def _path(self, rel: str, *, for_write: bool = False) -> Path:
+    def _path(self, rel: str, *, for_write: bool = False, follow: bool = True) -> Path:
+        """The absolute path for `rel`, refusing anything that leaves the vault.
+
+        For a write, a symlink inside the vault is followed (`follow`): the file it points
+        to is replaced and the link stays a link. A write that would land in `.obsidian/`,
+        also through a symlinked file or folder, is refused.
+        """
         rel = clean_vault_path(rel)
         full = self.root / rel
         if for_write:
@@ -60,10 +66,15 @@ class FsBackend:
             if not _is_within(real_parent, self._real_root):
                 raise InvalidInput("path leads outside the vault (through a symlink?)",
                                    path=rel)
-            if full.is_symlink():
-                target = Path(os.path.realpath(full))
-                if not _is_within(target, self._real_root):
-                    raise InvalidInput("file is a symlink pointing outside the vault", path=rel)
+            resolved = Path(os.path.realpath(full))
+            if full.is_symlink() and not _is_within(resolved, self._real_root):
+                raise InvalidInput("file is a symlink pointing outside the vault", path=rel)
+            if resolved != self._real_root and is_obsidian_internal(
+                    resolved.relative_to(self._real_root).as_posix()):
+                raise InvalidInput("memvault never writes inside .obsidian/ (the path is a "
+                                   "symlink into it)", path=rel)
+            if follow and full.is_symlink():
+                full = resolved
         else:
             real = Path(os.path.realpath(full))
             if not _is_within(real, self._real_root):
@@ -130,7 +141,7 @@ class FsBackend:
         return content_version(data)
 
     def delete(self, path: str, *, expected: Expected = ANY, message: str = "") -> None:
-        full = self._path(path, for_write=True)
+        full = self._path(path, for_write=True, follow=False)
         with self.lock():
             self._check_expected(path, full, expected)
             try:
@@ -168,7 +179,8 @@ class FsBackend:
         with self.lock():
             staged: list[tuple[Change, Path, Path | None]] = []
             try:
-                fulls = [self._path(ch.path, for_write=True) for ch in changes]
+                fulls = [self._path(ch.path, for_write=True, follow=ch.data is not None)
+                         for ch in changes]
                 _remove_stale_temps_once(fulls)  # one scan per folder, not one per file
                 for ch, full in zip(changes, fulls):
                     self._check_expected(ch.path, full, ch.expected)
