@@ -59,6 +59,21 @@ def test_tour_exits_0_and_leaves_the_bundled_vault_byte_for_byte_unchanged(tmp_p
     assert list(tmp_path.glob("memvault-tour.*")) == [], "the temporary copy is removed"
 
 
+def _can_drop_network() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "-rn", "true"], capture_output=True, timeout=30)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _can_drop_network(), reason="needs `unshare -rn` (no network namespace)")
+def test_tour_runs_without_any_network(tmp_path) -> None:
+    env = dict(os.environ, TOUR_PYTHON=sys.executable, TMPDIR=str(tmp_path))
+    result = subprocess.run(["unshare", "-rn", "bash", str(TOUR)], env=env,
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+
+
 def test_tour_copy_ends_with_one_fact_forgotten_and_one_remembered(tmp_path) -> None:
     copy = tmp_path / "kept" / "vault"
     result = run_tour(tmp_path, TOUR_DIR=str(copy))
