@@ -154,3 +154,20 @@ def test_profile_service_refuses_to_write_policy(vault) -> None:
 
     with pytest.raises(InvalidInput):
         set_note_property(vault.backend, vault.layout.policy, "max_trade_usd", "1")
+
+
+def test_doctor_reports_an_invalid_policy_and_a_bad_profile_time_zone(cli, vault_dir) -> None:
+    _write(vault_dir, HAND_POLICY.replace(b"max_trade_usd: 2500", b"max_trade_usd: -5"))
+    profile = vault_dir / "Pilot" / "Profile.md"
+    profile.write_text(profile.read_text().replace("timezone: UTC", "timezone: Mars/Base"))
+    out = json.loads(cli("doctor", "--json", expect=None).stdout)
+    found = {(f["path"], f["severity"]): f["message"] for f in out["findings"]}
+    assert "max_trade_usd must be ≥ 0" in found[("Pilot/Policy.md", "error")]
+    assert "Mars/Base" in found[("Pilot/Profile.md", "error")]
+    assert out["ok"] is False
+
+
+def test_doctor_is_quiet_about_a_valid_policy(cli, vault_dir: Path) -> None:
+    _write(vault_dir, HAND_POLICY)
+    out = json.loads(cli("doctor", "--json", expect=None).stdout)
+    assert not [f for f in out["findings"] if f["path"].endswith(("Policy.md", "Profile.md"))]

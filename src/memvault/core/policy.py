@@ -216,7 +216,7 @@ def parse_policy_value(key: str, text: str) -> Any:
             if number != number.to_integral_value():
                 raise ValueError("must be a whole number")
             return int(number)
-        return number
+        return Decimal(format(number, "f"))  # 1e3 is written 1000, never 1E+3
     if kind == "boolean":
         low = text.lower()
         if low not in ("true", "false"):

@@ -146,3 +146,26 @@ class PolicyService:
                                message=f"memvault: policy set {name}")
         self.vault.events.append("policy.set", key=name)
         return policy
+
+
+def notes_doctor_findings(vault: Vault) -> list[Any]:
+    """Doctor findings for Policy.md (invalid: error) and Profile.md (read-only
+    properties: warning; unknown time zone: error). Reads only."""
+    from memvault.services.doctor import Finding
+
+    out: list[Any] = []
+    st = vault.policy.state()
+    for issue in st.issues:
+        out.append(Finding("error", st.path, f"{issue}; commands that need the policy fail "
+                           "closed until it is fixed (`memvault policy check`)"))
+    loaded = load_properties(vault.backend, vault.layout.profile)
+    if loaded.exists and loaded.fm.readonly_reason:
+        out.append(Finding("warning", vault.layout.profile,
+                           f"properties are read-only: {loaded.fm.readonly_reason}"))
+    else:
+        try:
+            vault.profile.timezone()
+        except InvalidInput as exc:
+            out.append(Finding("error", vault.layout.profile,
+                               str(exc).removeprefix(f"{vault.layout.profile}: ")))
+    return out
