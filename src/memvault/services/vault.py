@@ -190,6 +190,9 @@ class Vault:
         from memvault.services.search import unreadable_notes_check
 
         service.checks.append(lambda: unreadable_notes_check(self))
+        from memvault.services.policy import notes_doctor_findings
+
+        service.checks.append(lambda: notes_doctor_findings(self))
         return service
 
     # -- helpers shared by services ----------------------------------------------------
