@@ -154,3 +154,16 @@ def test_forget_event_applies_once(hm: HostedMemory) -> None:
     assert hm.apply_event("p", "ev-f", op="forget", doc_id="d").status == "duplicate"
     with pytest.raises(NotFound):
         hm.get("p", "d")
+
+
+def test_secret_is_read_from_the_process_environment(db: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SESSION_SECRET", raising=False)
+    with pytest.raises(SecretError, match="SESSION_SECRET is not set"):
+        HostedMemory.open(db)
+    monkeypatch.setenv("SESSION_SECRET", SECRET)
+    with HostedMemory.open(db) as hm:
+        hm.put("p", "d", "from the real environment")
+        assert "SESSION_SECRET" not in repr(hm) and SECRET not in repr(hm)
+    with HostedMemory.open(db, environ=ENV) as hm:
+        assert hm.get("p", "d").text == "from the real environment"

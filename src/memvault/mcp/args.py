@@ -41,6 +41,9 @@ Budget = Annotated[int | None, Field(validation_alias=_alias("budget", "max_char
                                                              "budget_chars"),
                                      description="Characters of personal memory (default "
                                                  "4000).")]
+NoPersonal = Annotated[bool, Field(validation_alias=_alias("no_personal", "skip_personal",
+                                                           "without_memory"),
+                                   description="Leave personal memory out of the block.")]
 Evidence = Annotated[list[str] | str | None,
                      Field(validation_alias=_alias("evidence", "evidence_ids", "sources"),
                            description="Journal event ids or trade hashes the lesson rests on.")]
