@@ -115,7 +115,7 @@ def test_bad_input_comes_back_as_a_tool_error_naming_the_reason(vault_dir: Path)
                 ("memory_remember", {"text": "   "}, "empty"),
                 ("memory_remember", {"text": "two\nlines"}, "line break"),
                 ("memory_remember", {"text": "x", "category": "nonsense"}, "unknown category"),
-                ("memory_show", {"id": "zzzzzz"}, "Pilot/Memory.md: no fact"),
+                ("memory_show", {"id": "zzzzzz"}, "Pilot/Memory.md: no fact, lesson or proposal"),
                 ("memory_edit", {"id": "zzzzzz", "text": "new"}, "zzzzzz"),
                 ("proposal_accept", {"id": "zzzzzz"}, "zzzzzz"),
                 ("memory_propose", {}, "text"),
@@ -315,5 +315,23 @@ def test_context_quotes_memory_and_can_leave_it_out(vault_dir: Path) -> None:
             assert "250" in text
             bare = await ok(client, "memory_context", {"request": "buy ETH", "no_personal": True})
             assert "approve every trade" not in bare["text"] and "250" in bare["text"]
+
+    run(go)
+
+
+def test_show_finds_lessons_and_proposals_by_id_too(vault_dir: Path) -> None:
+    vault = Vault.open(vault_dir)
+    lesson = vault.lessons.propose("Keep risk notes short", "risk-posture").proposal
+    vault.proposals.accept(lesson.id)
+    pending = vault.proposals.propose("I like sailing").proposal
+
+    async def go() -> None:
+        async with in_process(vault_dir) as client:
+            shown = await ok(client, "memory_show", {"id": lesson.id})
+            assert shown["kind"] == "lesson" and shown["fact"]["text"] == "Keep risk notes short"
+            shown = await ok(client, "memory_show", {"record_id": pending.id})
+            assert shown["kind"] == "proposal" and shown["state"] == "proposed"
+            is_error, text = await call(client, "memory_show", {"id": "nope42"})
+            assert is_error and "no fact, lesson or proposal" in text
 
     run(go)
