@@ -164,3 +164,13 @@ def test_invalid_scope_names_are_refused(vault_dir: Path, scope: str) -> None:
     assert result.stderr.count("\n") == 1
     assert sorted(p for p in vault_dir.rglob("*")) == before
     assert not (vault_dir.parent / "escape").exists()
+
+
+def test_scope_named_default_is_the_default_principal(vault_dir: Path) -> None:
+    v = ("--vault", str(vault_dir))
+    fid = json.loads(_invoke(*v, "remember", "unscoped fact", "--json").stdout)["fact"]["id"]
+    assert _facts(*v, "--scope", "Default") == ["unscoped fact"]
+    shown = json.loads(_invoke(*v, "--scope", "default", "memory", "show", fid,
+                               "--json").stdout)
+    assert shown["state"] == "active"  # not "forgotten" seen from a look-alike principal
+    assert not (vault_dir / "Pilot/scopes/default").exists()

@@ -15,6 +15,7 @@ EVENTS = ".memvault/events.jsonl"
 TOMBSTONES = ".memvault/tombstones.jsonl"
 INDEX = ".memvault/index.sqlite"
 SCOPES_FOLDER = "scopes"
+DEFAULT_SCOPE = "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,11 +27,16 @@ class Layout:
 
     @classmethod
     def for_scope(cls, home_root: str, scope: str | None) -> Layout:
-        return cls(home_root=home_root, scope=check_scope(scope) if scope else None)
+        name = check_scope(scope) if scope else None
+        if name == DEFAULT_SCOPE:
+            # The journal and tombstones tag the default principal "default": a scope of
+            # that name would share its history, so it *is* the default principal.
+            name = None
+        return cls(home_root=home_root, scope=name)
 
     @property
     def scope_name(self) -> str:
-        return self.scope or "default"
+        return self.scope or DEFAULT_SCOPE
 
     @property
     def home(self) -> str:
