@@ -335,3 +335,26 @@ def test_show_finds_lessons_and_proposals_by_id_too(vault_dir: Path) -> None:
             assert is_error and "no fact, lesson or proposal" in text
 
     run(go)
+
+
+def test_a_scoped_server_sees_only_its_principal(vault_dir: Path) -> None:
+    from mcp import Client
+
+    from memvault.mcp.server import build_server
+    from memvault.mcp.session import VaultSession
+
+    Vault.open(vault_dir, scope="alice").memory.remember("Alice keeps bees", "identity")
+
+    async def go() -> None:
+        for scope, expected in (("alice", ["Alice keeps bees"]), ("bob", []), (None, [])):
+            session = VaultSession.open(vault_dir, scope=scope, access="write")
+            try:
+                async with Client(build_server(session)) as client:
+                    listed = await ok(client, "memory_list")
+                    assert [f["text"] for f in listed["facts"]] == expected, scope
+                    block = await ok(client, "memory_context")
+                    assert ("bees" in block["text"]) == bool(expected)
+            finally:
+                session.close()
+
+    run(go)
