@@ -73,3 +73,26 @@ def test_serve_refuses_an_unknown_access_level(vault_dir: Path) -> None:
     assert done.returncode == 2
     assert "--access must be one of read, propose, write" in done.stderr
     assert done.stdout == ""
+
+
+def test_served_vault_applies_a_ticked_box_without_any_call(vault_dir: Path) -> None:
+    """The server runs the vault watcher: ticking a box in Obsidian is applied even while
+    the agent is idle."""
+    import time
+
+    import anyio
+
+    memory = vault_dir / "Pilot" / "Memory.md"
+    inbox = vault_dir / "Pilot" / "Inbox.md"
+
+    async def body(session) -> None:  # type: ignore[no-untyped-def]
+        await ok(session, "memory_propose", {"text": "I water the plants on Sundays"})
+        await anyio.sleep(0.5)  # let the watcher take its first snapshot
+        inbox.write_text(inbox.read_text().replace("- [ ] I water", "- [x] I water"))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and "plants" not in memory.read_text():
+            await anyio.sleep(0.1)
+
+    run(_session, stdio_params(vault_dir), body)
+    assert "I water the plants on Sundays" in memory.read_text()
+    assert "plants" not in inbox.read_text()
