@@ -167,3 +167,13 @@ def test_secret_is_read_from_the_process_environment(db: Path,
         assert "SESSION_SECRET" not in repr(hm) and SECRET not in repr(hm)
     with HostedMemory.open(db, environ=ENV) as hm:
         assert hm.get("p", "d").text == "from the real environment"
+
+
+def test_forget_all_empties_one_principal_and_keeps_tombstones(hm: HostedMemory) -> None:
+    hm.put_many("closing", [("a", "alpha words", "preference"), ("b", "beta words", "lesson")])
+    hm.put("staying", "a", "alpha words")
+    assert hm.forget_all("closing") == 2
+    assert hm.list("closing") == []
+    assert hm.apply_event("closing", "ev-old", doc_id="a", content="alpha words"
+                          ).status == "tombstoned"
+    assert hm.get("staying", "a").text == "alpha words"

@@ -256,6 +256,20 @@ class HostedMemory:
         txn.delete(tag)
         return doc.info
 
+    def forget_all(self, principal: str) -> int:
+        """Forget every document of a principal (e.g. the account is closed), keeping a
+        tombstone for each; returns how many were forgotten."""
+        keys = self._principal(principal)
+        now = int(time.time())
+        with self.store.transaction(keys.tag) as txn:
+            rows = list(txn.rows())
+            for row in rows:
+                doc = self._open_row(keys, row)
+                txn.add_marker(keys.keyed_hash("content", _content_key(doc.content)),
+                               "tombstone", now)
+                txn.delete(row.doc_tag)
+        return len(rows)
+
     def is_forgotten(self, principal: str, content: str | bytes) -> bool:
         keys = self._principal(principal)
         key = keys.keyed_hash("content", _content_key(_content_bytes(content)))
