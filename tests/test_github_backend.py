@@ -308,3 +308,10 @@ def test_the_github_backend_imports_pygithub_only_when_used(vault_dir: Path) -> 
     out = subprocess.run([sys.executable, "-c", code, str(vault_dir)], capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_watch_and_git_sync_refuse_the_github_backend_in_one_line(standin, monkeypatch) -> None:
+    use_github(monkeypatch, standin)
+    seed(standin)
+    assert_clean_failure(run_cli("watch"), "local vault folder")
+    assert_clean_failure(run_cli("sync"), "local git clone")

@@ -167,3 +167,16 @@ def test_watch_command_prints_json_lines_until_interrupted(vault_dir: Path) -> N
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=10)
     assert proc.returncode in (0, 130, -signal.SIGINT)
+
+
+def test_a_ticked_inbox_box_is_applied_and_reported(watched) -> None:
+    vault, watcher, rec, _ = watched
+    proposal = vault.proposals.propose("I prefer dark mode", "preference").proposal
+    assert rec.lines() == [f'+ proposal {proposal.id} "I prefer dark mode"']
+    inbox = Path(vault.root) / vault.layout.inbox
+    inbox.write_text(inbox.read_text().replace("- [ ] I prefer dark mode", "- [x] I prefer dark mode"))
+    lines = rec.lines()
+    assert lines[:2] == [f'~ proposal {proposal.id} "I prefer dark mode" (ticked)',
+                         f'✓ proposal {proposal.id} "I prefer dark mode" (accepted)']
+    assert "I prefer dark mode" in {f.text for f in Vault.open(vault.root).memory.all()}
+    assert any(ln.startswith("+ fact ") and "dark mode" in ln for ln in lines[2:])

@@ -108,8 +108,7 @@ class _Side:
         return tuple(ln.text for ln in self.content(item_id))
 
 
-def _side(data: bytes) -> _Side:
-    doc = parse_bullets(data)
+def _side(doc: BulletDocument) -> _Side:
     items: dict[str, BulletItem] = {}
     starts: dict[int, BulletItem] = {}
     for it in doc.items:
@@ -171,9 +170,9 @@ def _sync_regions(base: list[str], a: list[str], b: list[str]) -> list[tuple[int
 
 
 class _Merger:
-    def __init__(self, base: bytes, ours: bytes, theirs: bytes,
-                 is_forgotten: Callable[[str], bool], merge_text: TextMerger) -> None:
-        self.b, self.o, self.t = _side(base), _side(ours), _side(theirs)
+    def __init__(self, docs: list[BulletDocument], is_forgotten: Callable[[str], bool],
+                 merge_text: TextMerger) -> None:
+        self.b, self.o, self.t = (_side(d) for d in docs)
         self.is_forgotten = is_forgotten
         self.merge_text = merge_text
         self.result = MergeResult(b"")
@@ -337,4 +336,4 @@ def merge_bullet_files(base: bytes, ours: bytes, theirs: bytes, *,
         merged, conflicted = merge_text(base, ours, theirs)
         return MergeResult(merged, ["the file is not in memvault's bullet format "
                                     "(merged as text)"] if conflicted else [])
-    return _Merger(base, ours, theirs, is_forgotten, merge_text).run()
+    return _Merger(docs, is_forgotten, merge_text).run()
