@@ -38,6 +38,7 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     times: int = 1
     before: Callable[[], None] | None = None
+    lose_answer: bool = False  # handle the request, then answer `status` instead
     hits: int = 0
 
 
@@ -147,9 +148,9 @@ class GithubStandin:
 
     def inject(self, method: str, path: str, status: int = 0, *, body: dict[str, Any] | None = None,
                headers: dict[str, str] | None = None, times: int = 1,
-               before: Callable[[], None] | None = None) -> Fault:
+               before: Callable[[], None] | None = None, lose_answer: bool = False) -> Fault:
         fault = Fault(method, path, status, body or {"message": f"injected {status}"},
-                      headers or {}, times, before)
+                      headers or {}, times, before, lose_answer)
         with self.lock:
             self.faults.append(fault)
         return fault
@@ -224,12 +225,16 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(parts.query)
         self.base = f"http://{self.headers.get('Host')}"
         hook = None
+        lost: Fault | None = None
         with st.lock:
             st.requests.append((method, path))
             for fault in st.faults:
                 if fault.hits < fault.times and fault.method == method and \
                         re.search(fault.path, path):
                     fault.hits += 1
+                    if fault.lose_answer:
+                        lost = fault
+                        break
                     if fault.before is None:
                         return self._send(fault.status, fault.body, fault.headers)
                     hook = fault.before
@@ -248,6 +253,8 @@ class _Handler(BaseHTTPRequestHandler):
                 status, out = self._route(method, path[len(prefix):], query, body)
             except KeyError:
                 status, out = 404, {"message": "Not Found"}
+            if lost is not None:  # the change was made, but the client never learns it
+                return self._send(lost.status, lost.body, lost.headers)
             return self._send(status, out)
 
     # -- routes ------------------------------------------------------------------------

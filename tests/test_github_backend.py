@@ -175,6 +175,17 @@ def test_a_409_on_the_first_put_is_re_read_and_re_applied_by_id(standin, monkeyp
     assert standin.count("PUT", r"Memory\.md$") - puts == 2  # the stale one, the retry
 
 
+def test_a_write_whose_answer_was_lost_is_recognised_on_retry(standin, monkeypatch) -> None:
+    use_github(monkeypatch, standin)
+    seed(standin)
+    vault = Vault.open("/nowhere")
+    standin.inject("PUT", r"/contents/Pilot/Memory\.md$", 502, lose_answer=True)
+    fact = vault.memory.remember("I like tea", "preference").fact
+    assert [f.id for f in vault.memory.all()] == [fact.id]
+    assert standin.files()[MEMORY].count(b"I like tea") == 1
+    assert standin.count("PUT", r"Memory\.md$") == 3  # seed, the lost one, the 409 retry
+
+
 def test_a_write_that_keeps_conflicting_ends_in_a_clear_conflict_error(standin, monkeypatch) -> None:
     use_github(monkeypatch, standin)
     seed(standin)

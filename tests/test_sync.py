@@ -148,3 +148,20 @@ def test_init_in_a_git_folder_installs_the_merge_driver_and_stays_idempotent(
 def test_sync_outside_a_git_clone_is_a_clear_error(vault_dir: Path) -> None:
     out = Cli(vault_dir)("sync", expect=1)
     assert "not a git clone" in out.stderr
+
+
+def test_a_fact_forgotten_on_one_machine_and_touched_on_the_other_stays_forgotten(
+        machines) -> None:
+    a, b = machines
+    tea = fact_ids(a)["I like tea"]
+    Cli(b)("memory", "edit", tea, "I like tea")  # same text: only `updated` changes
+    Cli(b)("sync")
+    Cli(a)("forget", tea, "--yes")
+    out = Cli(a)("sync", "--json")
+    report = json.loads(out.stdout)
+    assert report["conflicts"] == [] and report["pushed"] is True
+    Cli(b)("sync")
+    for clone in (a, b):
+        text = (clone / "Pilot/Memory.md").read_text()
+        assert "I like tea" not in text and CONFLICT_OPEN not in text
+    assert (a / "Pilot/Memory.md").read_bytes() == (b / "Pilot/Memory.md").read_bytes()
