@@ -149,6 +149,19 @@ def test_unicode_text_is_kept_as_opaque_code_points(main_doc) -> None:
     assert "\u2028" in items["ctrl01"].text and "\x0c" in items["ctrl01"].text
 
 
+def test_code_blocks_and_comments_nested_in_an_item_are_not_its_text() -> None:
+    doc = parse_bullets(golden_bytes("memory_nested_blocks.md"))
+    items = _by_id(doc)
+    assert "nest03" not in items  # inside an indented %% comment
+    build = items["nest01"]
+    assert build.text == "My build command is:" and build.category_raw == "workflow"
+    assert (build.text_end - build.start, build.end - build.start) == (1, 6)  # blank inside
+    assert (items["nest04"].text_end - items["nest04"].start,
+            items["nest04"].end - items["nest04"].start) == (1, 4)
+    assert items["nest05"].text.endswith("```inline``` is no fence")
+    assert all(it.editable for it in doc.items) and doc.readonly_reason is None
+
+
 # -- commands on the golden files: byte diffs ----------------------------------------------
 
 

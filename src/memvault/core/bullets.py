@@ -259,7 +259,8 @@ def _ends_item(line: str) -> bool:
     if first in ("-", "*", "+"):
         return bool(_MARKER.match(line) or _EMPTY_MARKER.match(line) or _HR.match(line))
     if first in (" ", "\t"):
-        return False
+        # An indented `%%` that opens a comment ends the item: the comment is not its text.
+        return "%%" in line and line.count("%%") % 2 == 1
     if first in ("#", ">") or _HEADING.match(line):
         return True
     if line.startswith(_MERGE_MARKERS):
@@ -282,6 +283,13 @@ def _read_item(texts: list[str], start: int, mm: re.Match[str]) -> tuple[BulletI
         nxt = texts[j]
         if _ends_item(nxt):
             break
+        fm = _FENCE.match(nxt) if "`" in nxt or "~" in nxt else None
+        if fm and not (fm.group(1)[0] == "`" and "`" in fm.group(2)):
+            # A code block nested in the item: kept untouched with the children (blank
+            # lines included), so editing the item's text never cuts through it.
+            child_seen = True
+            j = _skip_nested_fence(texts, j + 1, fm.group(1))
+            continue
         if not child_seen and _INDENTED_MARKER.match(nxt):
             child_seen = True
         if not child_seen:
@@ -290,6 +298,20 @@ def _read_item(texts: list[str], start: int, mm: re.Match[str]) -> tuple[BulletI
         j += 1
     item = _parse_item_text(start, text_end, j, marker, gap, rest, continuation)
     return item, j
+
+
+def _skip_nested_fence(texts: list[str], j: int, opener: str) -> int:
+    """Index just past a fenced block nested in an item (opened by `opener`)."""
+    while j < len(texts):
+        line = texts[j]
+        m = _FENCE.match(line)
+        if m and m.group(1)[0] == opener[0] and len(m.group(1)) >= len(opener) \
+                and not m.group(2).strip():
+            return j + 1
+        if line.strip() and line[:1] not in (" ", "\t"):
+            return j  # a line at the margin ends the list item, and the block inside it
+        j += 1
+    return j
 
 
 def _parse_item_text(start: int, text_end: int, end: int, marker: str, gap: str, rest: str,
