@@ -154,6 +154,9 @@ def test_watch_command_prints_json_lines_until_interrupted(vault_dir: Path) -> N
     try:
         assert "watching" in proc.stderr.readline()
         time.sleep(0.3)
+        cpu_before = _cpu_seconds(proc.pid)
+        time.sleep(2.0)
+        assert _cpu_seconds(proc.pid) - cpu_before < 0.1  # idle: near-zero CPU
         path = vault_dir / "Pilot/Memory.md"
         path.write_text(path.read_text() + "- Watched fact [other] <!-- id:wat001 -->\n")
         got: list[str] = []
@@ -180,3 +183,8 @@ def test_a_ticked_inbox_box_is_applied_and_reported(watched) -> None:
                          f'✓ proposal {proposal.id} "I prefer dark mode" (accepted)']
     assert "I prefer dark mode" in {f.text for f in Vault.open(vault.root).memory.all()}
     assert any(ln.startswith("+ fact ") and "dark mode" in ln for ln in lines[2:])
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
