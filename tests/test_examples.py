@@ -154,3 +154,14 @@ def test_example_trade_notes_quote_their_hashes_and_match_their_file_names() -> 
         # generated from the made-up inputs in examples/trades/ by examples/regenerate.sh
         inputs = (REPO / "examples" / "trades").glob("*.json")
         assert any(note.stem in p.read_text() for p in inputs)
+
+
+def test_doctor_on_the_bundled_vault_in_place_is_clean_and_changes_nothing() -> None:
+    """`memvault --vault examples/vault doctor` (inside memvault's own git checkout)."""
+    before = snapshot(EXAMPLE_VAULT)
+    out = run_memvault("--vault", str(EXAMPLE_VAULT), "doctor", "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    report = json.loads(out.stdout)
+    assert report["ok"] is True
+    assert [f for f in report["findings"] if f["severity"] != "info"] == []
+    assert snapshot(EXAMPLE_VAULT) == before

@@ -373,6 +373,14 @@ def sync_doctor_findings(vault: Vault) -> list[Finding]:
         has_attrs = False
     if not has_attrs or not git.driver_configured():
         missing = "the .gitattributes lines" if not has_attrs else "the git config"
+        if not (root / ".git").exists():
+            # A vault nested in a larger repository (e.g. examples/vault in memvault's own
+            # source tree) is often not synced as a vault: mention it, don't alarm.
+            out.append(Finding("info", ".gitattributes", "this vault is inside the git "
+                               "repository of a parent folder; if you sync it with git, run "
+                               "`memvault sync --setup` (without it git merges Memory.md as "
+                               "text)"))
+            return out
         out.append(Finding("warning", ".gitattributes", f"this vault is a git clone but "
                            f"{missing} for the memvault merge driver are missing: run "
                            "`memvault sync --setup` (without it git merges Memory.md as text)"))
