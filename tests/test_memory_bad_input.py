@@ -182,3 +182,17 @@ def test_usage_errors_exit_2(cli) -> None:
     assert cli("remember", expect=2).exit_code == 2
     assert cli("memory", "edit", expect=2).exit_code == 2
     assert cli("memory", "list", "--bogus", expect=2).exit_code == 2
+
+
+def test_non_utf8_text_prints_on_a_strict_utf8_stdout(vault_dir: Path) -> None:
+    put_memory(vault_dir, "memory_latin1.md")
+    env = {"PYTHONIOENCODING": "utf-8:strict"}
+    for args in (("memory", "list", "--all", "--json"), ("memory", "list", "--all"),
+                 ("memory", "show", "lat001"), ("memory", "show", "lat001", "--json")):
+        out = run_memvault("--vault", str(vault_dir), *args, env=env)
+        assert out.returncode == 0, (args, out.stderr)
+        assert "caf\\xe9" in out.stdout or "caf\\udce9" in out.stdout, out.stdout
+    facts = json.loads(run_memvault("--vault", str(vault_dir), "memory", "list", "--all",
+                                    "--json", env=env).stdout)["facts"]
+    text = {f["id"]: f["text"] for f in facts}["lat001"]
+    assert text.encode("utf-8", "surrogateescape") == b"I like caf\xe9 au lait"
