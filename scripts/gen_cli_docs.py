@@ -39,7 +39,7 @@ def render_in_child() -> str:
            if k not in ("FORCE_COLOR", "PY_COLORS", "GITHUB_ACTIONS", "CLICOLOR_FORCE")
            and not k.startswith("MEMVAULT_")}
     env.update(TERMINAL_WIDTH=WIDTH, COLUMNS=WIDTH, LINES="50", NO_COLOR="1", TERM="dumb",
-               _TYPER_FORCE_DISABLE_TERMINAL="1")
+               _TYPER_FORCE_DISABLE_TERMINAL="1", PYTHONIOENCODING="utf-8", PYTHONUTF8="1")
     done = subprocess.run([sys.executable, __file__, "--render"], env=env, capture_output=True,
                           text=True, encoding="utf-8", check=False)
     if done.returncode != 0:
