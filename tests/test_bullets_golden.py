@@ -221,7 +221,9 @@ def test_edit_of_the_last_line_keeps_the_missing_final_newline(cli, vault_dir: P
 
 
 REMEMBER_CASES = ["memory_handedited.md", "memory_crlf_bom.md", "memory_mixed_eol.md",
-                  "memory_no_final_newline.md", "memory_latin1.md", "memory_whitespace_only.md"]
+                  "memory_no_final_newline.md", "memory_latin1.md", "memory_whitespace_only.md",
+                  "memory_empty.md", "memory_frontmatter_only.md",
+                  "memory_frontmatter_unclosed.md", "memory_nested_blocks.md"]
 
 
 @pytest.mark.parametrize("name", REMEMBER_CASES)
@@ -249,6 +251,15 @@ def test_remember_adds_exactly_one_line_with_the_files_own_ending(cli, vault_dir
         assert not new.endswith(b"\n")
     ids = [it.id for it in parse_bullets(new).items]
     assert ids == [it.id for it in parse_bullets(old).items] + [fact_id]
+
+
+def test_remember_into_a_frontmatter_only_file_goes_after_the_frontmatter(
+        cli, vault_dir: Path) -> None:
+    path = put_memory(vault_dir, "memory_frontmatter_only.md")
+    cli("remember", "after the properties")
+    new = path.read_bytes()
+    assert new.startswith(golden_bytes("memory_frontmatter_only.md"))
+    assert [it.text for it in parse_bullets(new).items] == ["after the properties"]
 
 
 def test_remember_into_crlf_file_uses_crlf(cli, vault_dir: Path) -> None:
