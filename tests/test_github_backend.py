@@ -291,6 +291,15 @@ def test_a_wrong_token_is_rejected_without_showing_any_token(standin, monkeypatc
     assert "ghp_wrongTOKEN999" not in out.stdout + out.stderr
 
 
+def test_an_answer_that_is_not_json_is_a_one_line_remote_error(standin, monkeypatch) -> None:
+    use_github(monkeypatch, standin)
+    seed(standin)
+    for body in (["not", "a", "file"], {"unexpected": True}):
+        standin.faults.clear()
+        standin.inject("GET", r"/contents/", 200, times=5, body=body)  # type: ignore[arg-type]
+        assert_clean_failure(run_cli("memory", "list"), "unexpected answer")
+
+
 def test_a_missing_repository_or_token_is_a_clear_error(standin, monkeypatch) -> None:
     use_github(monkeypatch, standin)
     monkeypatch.setenv("MEMVAULT_GITHUB_REPO", "owner/missing")

@@ -165,6 +165,10 @@ class GithubBackend:
                 if last or wait > s.max_wait:
                     raise self._remote(what, f"{reason}; gave up after {attempt + 1} "
                                        f"attempt(s) (asked to wait {wait:.0f} s)") from None
+            except (AssertionError, ValueError, KeyError, TypeError) as exc:
+                # PyGithub could not make sense of an answer (e.g. a proxy's HTML page).
+                raise self._remote(what, f"unexpected answer from {s.api} "
+                                   f"({type(exc).__name__}: {exc})") from None
             except requests.exceptions.RequestException as exc:
                 kind = "timed out" if isinstance(exc, requests.exceptions.Timeout) else \
                     "cannot connect"
@@ -226,11 +230,17 @@ class GithubBackend:
             raise self._remote(f"read {path}", f"{exc.status}: {_message(exc)}") from None
         if isinstance(found, list):
             raise InvalidInput("is a folder, expected a file", path=path)
-        if found.encoding == "none" or (found.size and not found.content):
-            blob = self._call(f"read {path}", lambda: self.repo.get_git_blob(found.sha))
-            data = base64.b64decode(blob.content)
-        else:
-            data = base64.b64decode(found.content)
+        try:
+            if found.encoding == "none" or (found.size and not found.content):
+                blob = self._call(f"read {path}", lambda: self.repo.get_git_blob(found.sha))
+                data = base64.b64decode(blob.content, validate=False)
+            else:
+                data = base64.b64decode(found.content, validate=False)
+            if not isinstance(found.sha, str):
+                raise TypeError("no sha")
+        except (TypeError, ValueError) as exc:
+            raise self._remote(f"read {path}", f"unexpected answer from "
+                               f"{self.settings.api} ({exc})") from None
         return Blob(data, found.sha)
 
     def list(self, prefix: str = "") -> list[str]:
