@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from memvault import Vault
 from memvault.core.bullets import parse_bullets
 from tests.golden.support import (MEMORY, changed_region, golden_bytes, line_ending,
@@ -61,12 +63,16 @@ def test_reports_a_read_only_file_and_other_memory_files(cli, vault_dir: Path) -
     assert list(lessons) == [4] and "unknown category [gossip]" in lessons[4][0]
 
 
-def test_reports_sync_conflict_copies(cli, vault_dir: Path) -> None:
-    copy = vault_dir / "Pilot" / "Memory (Conflicted copy MyMacBook2 202411281430).md"
+@pytest.mark.parametrize("name", ["Memory (Conflicted copy MyMacBook2 202411281430).md",
+                                  "Memory (Sam's conflicted copy 2024-11-28).md",
+                                  "Inbox.sync-conflict-20241128-143000-ABCDEFG.md"])
+def test_reports_sync_conflict_copies(cli, vault_dir: Path, name: str) -> None:
+    copy = vault_dir / "Pilot" / name
     copy.write_bytes(b"- a fact from the other machine\n")
+    (vault_dir / "Pilot" / "Conflict resolution notes.md").write_bytes(b"# not a copy\n")
     report = _report(cli)
-    assert [f["severity"] for f in report["findings"]
-            if f["path"] == str(copy.relative_to(vault_dir))] == ["warning"]
+    assert [(f["path"], f["severity"]) for f in report["findings"]] == [
+        (f"Pilot/{name}", "warning")]
     assert copy.read_bytes() == b"- a fact from the other machine\n"  # never merged silently
 
 

@@ -24,7 +24,9 @@ from memvault.services.bullet_files import (NoChange, edit_bullet_file, load_bul
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
 
-_CONFLICT_COPY = re.compile(r"\((?:conflicted copy|conflict)[^)]*\)", re.I)
+# Obsidian Sync "(Conflicted copy X 2024…)", Dropbox "(X's conflicted copy …)",
+# Syncthing "Memory.sync-conflict-20241128-143000-ABC.md".
+_CONFLICT_COPY = re.compile(r"\([^)]*conflict[^)]*\)|\.sync-conflict-\d", re.I)
 
 
 @dataclass(slots=True)
