@@ -34,10 +34,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memvault.backends.base import ANY, MISSING, Blob, Change, Expected
+from memvault.backends.github_settings import (DEFAULT_API, GithubSettings, error_message,
+                                               rate_limit_wait)
 from memvault.core.paths import clean_vault_path
 from memvault.errors import Conflict, InvalidInput, RemoteError
 
@@ -46,46 +47,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 TOKEN_VARS = ("MEMVAULT_GITHUB_TOKEN", "GITHUB_TOKEN")
-DEFAULT_API = "https://api.github.com"
 WRITE_ATTEMPTS = 5
 COMMIT_ATTEMPTS = 5
-
-
-@dataclass(frozen=True, slots=True)
-class GithubSettings:
-    repo: str
-    branch: str | None = None
-    folder: str = ""
-    api: str = DEFAULT_API
-    retries: int = 4
-    max_wait: float = 60.0
-    backoff: float = 1.0
-    timeout: float = 15.0
-    throttle: bool = True
-
-    @classmethod
-    def resolve(cls, table: dict[str, Any], env: dict[str, str] | os._Environ[str]
-                ) -> GithubSettings:
-        def pick(key: str, default: Any = None) -> Any:
-            return env.get(f"MEMVAULT_GITHUB_{key.upper()}") or table.get(key) or default
-
-        repo = str(pick("repo", "")).strip().strip("/")
-        if repo.count("/") != 1 or not all(repo.split("/")):
-            raise InvalidInput("the github backend needs repo = \"owner/name\" in [github] "
-                               "(or MEMVAULT_GITHUB_REPO)", path=".memvault/config.toml")
-        folder = str(pick("folder", "")).strip("/")
-        if folder:
-            folder = clean_vault_path(folder)
-        try:
-            return cls(repo=repo, branch=pick("branch") or None, folder=folder,
-                       api=str(pick("api", DEFAULT_API)).rstrip("/"),
-                       retries=int(pick("retries", 4)), max_wait=float(pick("max_wait", 60)),
-                       backoff=float(pick("backoff", 1.0)),
-                       timeout=float(pick("timeout", 15)),
-                       throttle=str(pick("throttle", "1")).lower() not in ("0", "false", "no"))
-        except ValueError as exc:
-            raise InvalidInput(f"bad [github] setting: {exc}",
-                               path=".memvault/config.toml") from None
 
 
 class GithubBackend:
@@ -147,13 +110,13 @@ class GithubBackend:
                 return fn()
             except GithubException as exc:
                 status = exc.status
-                message = _message(exc)
+                message = error_message(exc)
                 if status in (404, 409, 422):
                     raise
                 if status == 401:
                     raise self._remote(what, "the token was rejected (401 Bad credentials); "
                                        "check MEMVAULT_GITHUB_TOKEN or GITHUB_TOKEN") from None
-                wait = _rate_limit_wait(exc, delay) if status in (403, 429) else None
+                wait = rate_limit_wait(exc, delay) if status in (403, 429) else None
                 if status in (403, 429) and wait is None:
                     raise self._remote(what, f"access refused ({status}: {message})") from None
                 if wait is None and status < 500:
@@ -227,7 +190,7 @@ class GithubBackend:
         except GithubException as exc:
             if exc.status == 404:
                 return None
-            raise self._remote(f"read {path}", f"{exc.status}: {_message(exc)}") from None
+            raise self._remote(f"read {path}", f"{exc.status}: {error_message(exc)}") from None
         if isinstance(found, list):
             raise InvalidInput("is a folder, expected a file", path=path)
         try:
@@ -253,7 +216,7 @@ class GithubBackend:
         except GithubException as exc:
             if exc.status in (404, 409):
                 return []  # an empty repository
-            raise self._remote("list files", f"{exc.status}: {_message(exc)}") from None
+            raise self._remote("list files", f"{exc.status}: {error_message(exc)}") from None
         strip = f"{self.settings.folder}/" if self.settings.folder else ""
         out = [el.path[len(strip):] for el in tree.tree
                if el.type == "blob" and (not base or el.path.startswith(base + "/"))]
@@ -285,7 +248,7 @@ class GithubBackend:
                 except GithubException as exc:
                     if exc.status not in (404, 409, 422):
                         raise self._remote(f"write {path}",
-                                           f"{exc.status}: {_message(exc)}") from None
+                                           f"{exc.status}: {error_message(exc)}") from None
                 # Stale or missing SHA -- or, after a retry, our own earlier attempt landed
                 # and its answer was lost: then the file already holds our bytes.
                 retried = self.retried
@@ -320,7 +283,7 @@ class GithubBackend:
                 except GithubException as exc:
                     if exc.status not in (404, 409, 422):
                         raise self._remote(f"delete {path}",
-                                           f"{exc.status}: {_message(exc)}") from None
+                                           f"{exc.status}: {error_message(exc)}") from None
         raise Conflict("kept changing on GitHub while memvault tried to delete it", path=path)
 
     def append(self, path: str, data: bytes, *, message: str = "") -> None:
@@ -391,7 +354,7 @@ class GithubBackend:
                 except GithubException as exc:
                     if exc.status != 422:
                         raise self._remote("move branch",
-                                           f"{exc.status}: {_message(exc)}") from None
+                                           f"{exc.status}: {error_message(exc)}") from None
                     self._notify(f"memvault: {self.branch} moved on GitHub meanwhile; "
                                  f"rebuilding the commit on the new head ({attempt + 1})")
         raise Conflict(f"branch {self.branch} kept moving on GitHub; nothing was committed")
@@ -401,29 +364,3 @@ class GithubBackend:
         """Process-local; the compare-and-swap on GitHub is the real guard."""
         with self._lock:
             yield
-
-
-def _message(exc: Any) -> str:
-    data = getattr(exc, "data", None)
-    if isinstance(data, dict) and data.get("message"):
-        return str(data["message"]).splitlines()[0]
-    return str(getattr(exc, "message", "") or "error")
-
-
-def _rate_limit_wait(exc: Any, fallback: float) -> float | None:
-    """Seconds to wait for a rate-limit answer, or None when it is not a rate limit."""
-    headers = {str(k).lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()}
-    if "retry-after" in headers:
-        try:
-            return max(0.0, float(headers["retry-after"]))
-        except ValueError:
-            return fallback
-    if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
-        try:
-            return max(0.0, float(headers["x-ratelimit-reset"]) - time.time())
-        except ValueError:
-            return fallback
-    text = _message(exc).lower()
-    if "rate limit" in text or exc.status == 429:
-        return fallback
-    return None
