@@ -282,10 +282,18 @@ def test_read_only_commands_leave_bytes_and_mtime_untouched(cli, vault_dir: Path
                                                             name: str) -> None:
     path = put_memory(vault_dir, name)
     before = snapshot(path)
+    vault_before = _vault_files(vault_dir)
     for args in READ_ONLY_COMMANDS:
         result = cli(*args, expect=None)
         assert result.exit_code in (0, 1), (args, result.output)
         assert snapshot(path) == before, args
+    assert _vault_files(vault_dir) == vault_before  # no other note or journal written
+
+
+def _vault_files(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file's bytes and mtime, except caches (the search index) and the lock."""
+    return {str(p.relative_to(root)): snapshot(p) for p in root.rglob("*")
+            if p.is_file() and not p.name.startswith(("index.sqlite", "lock"))}
 
 
 def test_read_only_commands_in_a_subprocess_leave_the_file_untouched(vault_dir: Path) -> None:
