@@ -209,9 +209,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("X-RateLimit-Limit", "5000")
-        self.send_header("X-RateLimit-Remaining", "4999")
-        for k, v in (headers or {}).items():
+        merged = {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "4999",
+                  **(headers or {})}
+        for k, v in merged.items():
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)

@@ -257,6 +257,20 @@ def test_a_secondary_rate_limit_with_retry_after_is_waited_out_and_announced(
     assert "I like tea" in standin.files()[MEMORY].decode()
 
 
+def test_an_exhausted_primary_rate_limit_waits_until_the_reset_time(standin,
+                                                                     monkeypatch) -> None:
+    use_github(monkeypatch, standin)
+    seed(standin)
+    standin.inject("GET", r"/contents/", 403, body={"message": "API rate limit exceeded"},
+                   headers={"X-RateLimit-Remaining": "0",
+                            "X-RateLimit-Reset": str(int(time.time()) + 2)})
+    start = time.monotonic()
+    out = run_cli("memory", "list")
+    assert out.returncode == 0, out.stderr
+    assert "rate limited (403); waiting" in out.stderr
+    assert time.monotonic() - start >= 0.9
+
+
 def test_a_rate_limit_longer_than_the_wait_budget_fails_at_once(standin, monkeypatch) -> None:
     use_github(monkeypatch, standin)
     seed(standin)

@@ -67,6 +67,7 @@ def test_two_machines_merge_fact_by_fact_and_the_forgotten_fact_stays_gone(machi
     cli_a("forget", ids["I like tea"], "--yes")
     cli_b("memory", "edit", ids["I live in Oslo"], "I live in Bergen")
     cli_b("remember", "My cat is called Miso")
+    (b / "todo.md").write_text("my own note, not memvault's\n")  # never committed by sync
     cli_a("sync")
     out_b = cli_b("sync", "--json")
     incoming = json.loads(out_b.stdout)["incoming"]
@@ -83,8 +84,9 @@ def test_two_machines_merge_fact_by_fact_and_the_forgotten_fact_stays_gone(machi
     assert texts == {"I live in Bergen", "My project is Aurora", "I use vim",
                      "I prefer short answers", "I trade on weekends", "My cat is called Miso"}
     assert b"tea" not in mem_a and CONFLICT_OPEN.encode() not in mem_a
+    assert git(a, "status", "--porcelain") == ""
+    assert git(b, "status", "--porcelain") == "?? todo.md\n"
     for clone in (a, b):
-        assert git(clone, "status", "--porcelain") == ""
         assert git(clone, "diff", "--name-only", "--diff-filter=U") == ""
     # Both journals hold both machines' events, once each.
     events_a = (a / ".memvault/events.jsonl").read_text().splitlines()
@@ -165,3 +167,14 @@ def test_a_fact_forgotten_on_one_machine_and_touched_on_the_other_stays_forgotte
         text = (clone / "Pilot/Memory.md").read_text()
         assert "I like tea" not in text and CONFLICT_OPEN not in text
     assert (a / "Pilot/Memory.md").read_bytes() == (b / "Pilot/Memory.md").read_bytes()
+
+
+def test_an_unreachable_remote_is_a_one_line_error_and_the_commit_stays_local(
+        machines, tmp_path: Path) -> None:
+    a, _ = machines
+    (tmp_path / "remote.git").rename(tmp_path / "gone.git")
+    Cli(a)("remember", "I like rain")
+    out = Cli(a)("sync", expect=1)
+    assert out.stderr.startswith("error: git fetch origin failed:") and \
+        len(out.stderr.strip().splitlines()) == 1
+    assert "I like rain" in git(a, "show", "HEAD:Pilot/Memory.md")
