@@ -145,6 +145,22 @@ def test_facts_rank_explicit_before_inferred_proven_before_trial_then_newest(cli
     assert whys["en0001"].startswith("explicit") and whys["it0001"] == "inferred; trial"
 
 
+def test_application_feedback_reorders_records_of_equal_standing(cli, vault_dir):
+    write_memory(vault_dir, [
+        fact("newest, later failed", "project", "bad001", T0 + 30),
+        fact("middle, no feedback", "project", "mid001", T0 + 20),
+        fact("oldest, used successfully", "project", "use001", T0 + 10),
+    ])
+    assert ids(context(cli)) == ["bad001", "mid001", "use001"]
+    cli("feedback", "use001", "used")
+    cli("feedback", "bad001", "ignored")
+    block = context(cli)
+    assert ids(block) == ["use001", "mid001", "bad001"]
+    whys = {r["id"]: r["why"] for r in block["selected"]}
+    assert "recently used successfully" in whys["use001"]
+    assert "ranked lower" in whys["bad001"]
+
+
 # -- budget and manifest ----------------------------------------------------------------------
 
 

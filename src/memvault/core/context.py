@@ -8,8 +8,9 @@ same inputs always give the same block.
 The rules, in order (docs/recall.md explains them for users):
 
 1. Never: forgotten, superseded, pending (unticked task box, `status:pending`) records.
-2. Rank: explicit before inferred, proven before trial, most recently updated first,
-   then by id (so ties are deterministic).
+2. Rank: explicit before inferred, proven before trial, then the application-feedback
+   signal (`used` raises it; `corrected` / `failed` lower it), most recently updated
+   first, then by id (so ties are deterministic).
 3. General facts (identity, preference, project, instruction, other, unknown
    categories) are all candidates; structured preferences (communication,
    presentation, workflow, research) are capped at `max_preferences` (12).
@@ -165,10 +166,13 @@ class ContextBlock:
         }
 
 
-def rank_key(record: Fact) -> tuple[int, int, int, str, int]:
-    """Explicit before inferred, proven before trial, newest first, then id, line."""
+def rank_key(record: Fact, feedback: Mapping[str, float] | None = None
+             ) -> tuple[int, int, float, int, str, int]:
+    """Explicit before inferred, proven before trial, then the feedback signal (successful
+    use raises it, corrections and failures lower it), newest first, then id, line."""
     return (0 if record.authority == "explicit" else 1,
             0 if record.status == "proven" else 1,
+            -(feedback or {}).get(record.id, 0.0),
             -(record.updated or 0), record.id, record.line)
 
 
@@ -190,10 +194,16 @@ def _never_reason(record: Fact, forgotten: frozenset[str]) -> str | None:
     return None
 
 
-def _why(record: Fact, request_words: set[str], extra: str = "") -> str:
+def _why(record: Fact, request_words: set[str], feedback: Mapping[str, float],
+         extra: str = "") -> str:
     parts = [record.authority, record.status]
     if record.category in request_words:
         parts.append("category matches the request")
+    signal = feedback.get(record.id, 0.0)
+    if signal > 0:
+        parts.append("recently used successfully")
+    elif signal < 0:
+        parts.append("ranked lower after corrections or failures")
     if extra:
         parts.append(extra)
     return "; ".join(parts)
@@ -202,7 +212,8 @@ def _why(record: Fact, request_words: set[str], extra: str = "") -> str:
 def select_context(facts: Iterable[Fact], lessons: Iterable[Fact], *, request: str = "",
                    policy: PolicyLimits, settings: ContextSettings = ContextSettings(),
                    no_personal: bool = False, retrieval: bool = True,
-                   forgotten_ids: Iterable[str] = ()) -> ContextBlock:
+                   forgotten_ids: Iterable[str] = (),
+                   feedback: Mapping[str, float] | None = None) -> ContextBlock:
     """Select and render the context block (see the module doc for the rules)."""
     request = request or ""
     overrides = request_overrides(request)
@@ -219,14 +230,19 @@ def select_context(facts: Iterable[Fact], lessons: Iterable[Fact], *, request: s
                          personal_skipped=skip_reason, selected=[], manifest=[], skipped=[],
                          overrides=overrides, policy=policy, settings=settings, used=0)
     if skip_reason is None:
-        _select_personal(block, list(facts), list(lessons), frozenset(forgotten_ids))
+        _select_personal(block, list(facts), list(lessons), frozenset(forgotten_ids),
+                         dict(feedback or {}))
     block.text = render_context(block)
     return block
 
 
 def _select_personal(block: ContextBlock, facts: list[Fact], lessons: list[Fact],
-                     forgotten: frozenset[str]) -> None:
+                     forgotten: frozenset[str], feedback: dict[str, float]) -> None:
     settings = block.settings
+
+    def ranked(record: Fact) -> tuple[int, int, float, int, str, int]:
+        return rank_key(record, feedback)
+
     words = {w.strip(".,;:!?()\"'").lower() for w in block.request.split()}
     general: list[Fact] = []
     prefs: list[Fact] = []
@@ -237,8 +253,8 @@ def _select_personal(block: ContextBlock, facts: list[Fact], lessons: list[Fact]
             block.skipped.append(SkippedRecord(fact.id, kind, reason, fact.category))
         else:
             (prefs if kind == "preference" else general).append(fact)
-    general.sort(key=rank_key)
-    prefs.sort(key=rank_key)
+    general.sort(key=ranked)
+    prefs.sort(key=ranked)
     for fact in prefs[settings.max_preferences:]:
         block.skipped.append(SkippedRecord(
             fact.id, "preference", f"over the cap of {settings.max_preferences} structured "
@@ -266,16 +282,17 @@ def _select_personal(block: ContextBlock, facts: list[Fact], lessons: list[Fact]
                                      f"({cue!r})", lesson.category))
         else:
             pool.append(lesson)
-    pool.sort(key=rank_key)
+    pool.sort(key=ranked)
     for lesson in pool[settings.max_lessons:]:
         block.skipped.append(SkippedRecord(
             lesson.id, "lesson", f"over the cap of {settings.max_lessons} lessons",
             lesson.category))
     pool = pool[:settings.max_lessons]
 
-    candidates = ([("fact", f, _why(f, words)) for f in general]
-                  + [("preference", f, _why(f, words)) for f in prefs]
-                  + [("lesson", f, _why(f, words, "recently accepted lesson")) for f in pool])
+    candidates = ([("fact", f, _why(f, words, feedback)) for f in general]
+                  + [("preference", f, _why(f, words, feedback)) for f in prefs]
+                  + [("lesson", f, _why(f, words, feedback, "recently accepted lesson"))
+                     for f in pool])
     full = False
     for kind, record, why in candidates:
         shown, defused = neutralise(record.text)

@@ -57,10 +57,15 @@ class ContextService:
         facts = self.facts() if personal else []
         lessons = self.lessons() if personal else []
         forgotten = self.forgotten_ids(facts + lessons) if personal else set()
+        feedback = self.feedback() if personal else {}
         return select_context(facts, lessons, request=request, policy=policy,
                               settings=settings, no_personal=no_personal,
                               retrieval=self.vault.config.retrieval,
-                              forgotten_ids=forgotten)
+                              forgotten_ids=forgotten, feedback=feedback)
+
+    def feedback(self) -> dict[str, float]:
+        """The application-feedback rank signal per record id (from the journal)."""
+        return self.vault.lifecycle.ranks()
 
 
 def read_policy_limits(vault: Vault) -> PolicyLimits:
