@@ -172,3 +172,45 @@ def test_git_merge_with_a_true_conflict_exits_non_zero_and_keeps_both(tmp_path: 
     text = mem.read_text()
     assert "Paris" in text and "Bergen" in text and CONFLICT_OPEN in text
     assert "bbbbbb" in git(repo, "status").stdout + out.stderr + text
+
+
+# -- property: disjoint edits on the two sides always merge cleanly and completely ---------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+ACTIONS = st.sampled_from(["keep", "edit", "delete"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 25), data=st.data())
+def test_disjoint_changes_on_both_sides_always_merge_cleanly(n: int, data) -> None:  # type: ignore[no-untyped-def]
+    base = {f"f{i:05d}": f"Fact {i}" for i in range(n)}
+    owner = data.draw(st.lists(st.sampled_from(["ours", "theirs"]), min_size=n, max_size=n))
+    action = data.draw(st.lists(ACTIONS, min_size=n, max_size=n))
+    adds = data.draw(st.tuples(st.integers(0, 3), st.integers(0, 3)))
+
+    def render(facts: dict[str, str]) -> str:
+        return HEAD + "".join(fact(fid, text) for fid, text in facts.items())
+
+    sides: dict[str, dict[str, str]] = {"ours": dict(base), "theirs": dict(base)}
+    expected = dict(base)
+    for (fid, text), who, act in zip(base.items(), owner, action):
+        if act == "edit":
+            sides[who][fid] = expected[fid] = f"{text} edited by {who}"
+        elif act == "delete":
+            del sides[who][fid]
+            del expected[fid]
+    for who, count in zip(("ours", "theirs"), adds):
+        for k in range(count):
+            items = list(sides[who].items())
+            at = data.draw(st.integers(0, len(items)))
+            new_id = f"{who[0]}{k:05d}"
+            items.insert(at, (new_id, f"{who} new {k}"))
+            sides[who] = dict(items)
+            expected[new_id] = f"{who} new {k}"
+    r = merged(render(base), render(sides["ours"]), render(sides["theirs"]))
+    assert r.clean, r.conflicts
+    got = {it.id: it.text for it in parse_bullets(r.data).items}
+    assert got == expected
+    assert r.data.startswith(HEAD.encode())
