@@ -109,7 +109,7 @@ def search(
     for h in hits:
         title = f" [dim]({esc(h.title)})[/dim]" if h.title else ""
         out.print(f"[bold cyan]{esc(h.path)}[/bold cyan]{title} [dim]{h.match}, "
-                  f"score {h.score:.2f}[/dim]")
+                  f"score {h.score:.3g}[/dim]")
         if h.snippet:
             out.print(f"  {_highlight(h.snippet)}")
 

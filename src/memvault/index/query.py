@@ -39,7 +39,7 @@ class Hit:
     aliases: list[str]
 
     def to_dict(self, marker: str = "**") -> dict[str, Any]:
-        return {"path": self.path, "title": self.title, "score": round(self.score, 3),
+        return {"path": self.path, "title": self.title, "score": float(f"{self.score:.4g}"),
                 "match": self.match,
                 "snippet": self.snippet.replace(HL_OPEN, marker).replace(HL_CLOSE, marker),
                 "tags": self.tags, "aliases": self.aliases}
@@ -60,7 +60,7 @@ class MemoryHit:
     def to_dict(self, marker: str = "**") -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "category": self.category,
                 "status": self.status, "text": self.text, "path": self.path,
-                "line": self.line, "score": round(self.score, 3),
+                "line": self.line, "score": float(f"{self.score:.4g}"),
                 "snippet": self.snippet.replace(HL_OPEN, marker).replace(HL_CLOSE, marker)}
 
 
