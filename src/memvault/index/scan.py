@@ -113,9 +113,12 @@ def read_indexable(root: Path, entry: ScannedFile) -> Indexable:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return f"not valid UTF-8 (byte {exc.start})"
-    if entry.memory_kind:
-        return _memory_records(data, entry.memory_kind)
-    return parse_note(entry.path, text)
+    try:
+        if entry.memory_kind:
+            return _memory_records(data, entry.memory_kind)
+        return parse_note(entry.path, text)
+    except Exception as exc:  # noqa: BLE001 - one odd file must never stop indexing
+        return f"could not be parsed ({type(exc).__name__})"
 
 
 def _memory_records(data: bytes, kind: str) -> MemoryFileInfo:
