@@ -21,7 +21,8 @@ def serve(
     watch: bool = typer.Option(True, "--watch/--no-watch",
                                help="Also run the vault watcher in the background."),
 ) -> None:
-    """Serve this vault to AI agents over MCP (stdio). Logs go to stderr.
+    """Serve this vault to AI agents over MCP (stdio). Logs go to stderr (--verbose: one
+    line per change seen in the vault).
 
     Example: memvault --vault ~/Notes serve --access propose
     """
@@ -33,4 +34,4 @@ def serve(
     from memvault.mcp.server import serve_stdio
 
     st = state(ctx)
-    serve_stdio(st.vault_path, scope=st.scope, access=access, watch=watch)
+    serve_stdio(st.vault_path, scope=st.scope, access=access, watch=watch, verbose=st.verbose)

@@ -99,10 +99,12 @@ def start_watcher(session: VaultSession):  # type: ignore[no-untyped-def]
 
 
 def serve_stdio(vault_path: str | Path | None, *, scope: str | None = None,
-                access: str = "propose", watch: bool = True) -> None:
-    """Run the MCP server over stdio until the client disconnects."""
+                access: str = "propose", watch: bool = True, verbose: bool = False) -> None:
+    """Run the MCP server over stdio until the client disconnects. `verbose` logs every
+    change the watcher sees and every inbox edit applied (to stderr)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="memvault-mcp %(levelname)s %(message)s")
+    log.setLevel(logging.INFO if verbose else logging.WARNING)
     session = VaultSession.open(vault_path, scope=scope, access=access)
     server = build_server(session)
     watcher = start_watcher(session) if watch else None
