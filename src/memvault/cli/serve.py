@@ -21,8 +21,9 @@ def serve(
     watch: bool = typer.Option(True, "--watch/--no-watch",
                                help="Also run the vault watcher in the background."),
 ) -> None:
-    """Serve this vault to AI agents over MCP (stdio). Logs go to stderr (--verbose: one
-    line per change seen in the vault).
+    """Serve this vault to AI agents over MCP (stdio). Logs go to stderr.
+
+    With --verbose, every change the watcher sees in the vault is logged (stderr).
 
     Example: memvault --vault ~/Notes serve --access propose
     """
