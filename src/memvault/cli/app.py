@@ -62,6 +62,7 @@ COMMAND_MODULES = (
     "memvault.cli.sync",
     "memvault.cli.watch",
     "memvault.cli.serve",
+    "memvault.cli.hosted",
     "memvault.cli.context",
     "memvault.cli.search",
 )

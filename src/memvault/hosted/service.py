@@ -239,6 +239,10 @@ class HostedMemory:
         with self.store.transaction(keys.tag) as txn:
             return txn.count()
 
+    def principal_count(self) -> int:
+        """How many principals have documents or tombstones (their ids are not stored)."""
+        return len(self.store.principal_tags())
+
     def forget(self, principal: str, doc_id: str) -> DocumentInfo:
         """Delete a document and keep a content-free tombstone of it."""
         keys = self._principal(principal)
