@@ -178,3 +178,16 @@ def test_an_unreachable_remote_is_a_one_line_error_and_the_commit_stays_local(
     assert out.stderr.startswith("error: git fetch origin failed:") and \
         len(out.stderr.strip().splitlines()) == 1
     assert "I like rain" in git(a, "show", "HEAD:Pilot/Memory.md")
+
+
+def test_a_prose_conflict_in_memory_md_is_reported_like_a_fact_conflict(machines) -> None:
+    a, b = machines
+    for clone, words in ((a, "Notes from A."), (b, "Notes from B.")):
+        path = clone / "Pilot/Memory.md"
+        path.write_text(path.read_text().replace("Long-term facts about the user.", words))
+    Cli(a)("sync")
+    out = Cli(b)("sync", expect=1)
+    assert "text changed on both sides" in out.stdout
+    text = (b / "Pilot/Memory.md").read_text()
+    assert "Notes from A." in text and "Notes from B." in text
+    assert git(b, "status", "--porcelain") == ""  # no rebase left half-done

@@ -283,7 +283,7 @@ class GitSync:
                 unmerged = self._git("diff", "--name-only", "--diff-filter=U").stdout.split()
                 if not unmerged:
                     raise VaultError(f"git rebase failed: {_last_line(pull.stderr)}")
-                ours = [p for p in unmerged if _is_memvault_merged(self.root / p)]
+                ours = [p for p in unmerged if _is_memvault_merged(self.root, p)]
                 if len(ours) != len(unmerged):
                     others = ", ".join(p for p in unmerged if p not in ours)
                     raise Conflict(f"git stopped with conflicts in {others}; resolve them, "
@@ -304,9 +304,16 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "unknown error"
 
 
-def _is_memvault_merged(path: Path) -> bool:
+def _is_memvault_merged(root: Path, repo_path: str) -> bool:
+    """A file our merge driver handled (a memory file), left with conflict markers."""
+    from memvault.services.merge_driver import BULLET_FILES
+
+    if repo_path.rsplit("/", 1)[-1] not in BULLET_FILES:
+        return False
+    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root,
+                         capture_output=True, text=True).stdout.strip()
     try:
-        return CONFLICT_OPEN.encode() in path.read_bytes()
+        return b"<<<<<<< " in Path(top or root, repo_path).read_bytes()
     except OSError:
         return False
 
@@ -347,11 +354,14 @@ def conflict_findings(vault: Vault) -> list[Finding]:
     out = []
     for path in vault.layout.memory_files:
         blob = vault.backend.read(path)
-        if blob is None or CONFLICT_OPEN.encode() not in blob.data:
+        if blob is None or b"<<<<<<< " not in blob.data:
             continue
         for n, line in enumerate(blob.data.decode("utf-8", "replace").split("\n"), 1):
             if line.startswith(CONFLICT_OPEN):
                 out.append(Finding("error", path, line[len(CONFLICT_OPEN):].strip(), n))
+            elif line.startswith("<<<<<<< "):
+                out.append(Finding("error", path, "text changed on both sides (git-style "
+                                   "markers): keep what you want and delete the markers", n))
     return out
 
 
