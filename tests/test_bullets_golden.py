@@ -307,3 +307,11 @@ def test_read_only_commands_in_a_subprocess_leave_the_file_untouched(vault_dir: 
     assert run_memvault("--vault", str(vault_dir), "doctor").returncode == 1
     assert snapshot(path) == before
     assert MEMORY.endswith("Memory.md")
+
+
+def test_provisional_id_never_collides_with_a_written_id() -> None:
+    stamped = provisional_id("I like tea")
+    doc = parse_bullets(f"- I like green tea [preference] <!-- id:{stamped} updated:1 -->\n"
+                        "- I like tea\n".encode())
+    assert doc.items[0].id == stamped and doc.items[1].id != stamped
+    assert doc.items[1].id == provisional_id("I like tea", 1) and not doc.duplicate_ids

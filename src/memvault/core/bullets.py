@@ -387,15 +387,24 @@ def _parse_item_text(start: int, text_end: int, end: int, marker: str, gap: str,
 def _assign_ids(items: list[BulletItem]) -> dict[str, list[BulletItem]]:
     seen: dict[str, list[BulletItem]] = {}
     occurrences: dict[str, int] = {}
+    written: set[str] | None = None
     for it in items:
         given = it.meta.get("id", "")
         if given:
             it.id = given
         else:
+            if written is None:
+                written = {i.meta["id"] for i in items if i.meta.get("id")}
             key = normalise_text(it.text)
             nth = occurrences.get(key, 0)
+            candidate = provisional_id(it.text, nth)
+            while candidate in written:
+                # A bullet typed again with the words of one memvault stamped earlier
+                # (its provisional id became a written id): never collide with it.
+                nth += 1
+                candidate = provisional_id(it.text, nth)
             occurrences[key] = nth + 1
-            it.id = provisional_id(it.text, nth)
+            it.id = candidate
             it.provisional = True
         seen.setdefault(it.id, []).append(it)
     return {k: v for k, v in seen.items() if len(v) > 1}
