@@ -70,6 +70,10 @@ def test_a_writer_killed_mid_write_never_leaves_a_torn_memory_file(vault_dir: Pa
     for _round in range(10):
         writer = _start_writer(vault_dir, f"R{_round}", -1, padding)
         assert writer.stdout.readline().strip() == "ready"
+        if _round == 0:  # however slow the machine, let at least one fact land first
+            deadline = time.monotonic() + 20
+            while b"writer R0" not in path.read_bytes() and time.monotonic() < deadline:
+                time.sleep(0.01)
         time.sleep(rng.uniform(0.05, 0.35))
         writer.send_signal(signal.SIGKILL)
         writer.wait(timeout=10)
