@@ -123,3 +123,38 @@ def test_inserting_adds_one_line_and_keeps_every_other_item(text: str) -> None:
     rest = after[:at] + after[at + 1:]
     # Exactly one line added (plus a blank separator when the file ended in a callout).
     assert rest == before or (rest[at - 1] == "" and rest[:at - 1] + rest[at:] == before)
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow,
+                                 HealthCheck.function_scoped_fixture])
+@given(WITH_ITEMS, st.sampled_from(["", "\ufeff"]), st.data())
+def test_service_edit_and_remember_touch_only_their_lines(vault, text: str, bom: str,
+                                                          data: st.DataObject) -> None:
+    """Through the real Vault service (lock, CAS write, metadata): `edit` replaces exactly
+    the item's lines with one line ending like the old last one; `remember` adds one."""
+    from tests.golden.support import changed_region, line_ending, lines_keepends
+
+    raw = (bom + text).encode("utf-8")
+    doc = parse_bullets(raw)
+    editable = [it for it in doc.items if it.editable and it.id not in doc.duplicate_ids]
+    assume(not doc.readonly_reason and editable)
+    path = vault.root / vault.layout.memory
+    path.write_bytes(raw)
+    item = data.draw(st.sampled_from(editable))
+    vault.memory.edit(item.id, "Edited by the service")
+    new = path.read_bytes()
+    start, removed, added = changed_region(raw, new)
+    old_lines = lines_keepends(raw)
+    assert start == item.start and removed == old_lines[item.start:item.text_end]
+    assert len(added) == 1
+    assert line_ending(added[0]) == line_ending(old_lines[item.text_end - 1])
+    vault.memory.remember("A completely different zebra fact")
+    after = path.read_bytes()
+    _, removed, added = changed_region(new, after)
+    assert [ln for ln in added if b"zebra" in ln] and len(removed) <= 1
+    for ln in added:
+        if b"zebra" not in ln:  # a blank separator, or the old last line gaining its EOL
+            assert ln.strip() == b"" or (removed and ln.rstrip(b"\r\n") == removed[0])
+    assert [it.text for it in parse_bullets(after).items if "zebra" in it.text] == [
+        "A completely different zebra fact"]
