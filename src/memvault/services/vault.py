@@ -21,15 +21,19 @@ from memvault.services.journal import EventLog, Tombstones
 
 if TYPE_CHECKING:
     from memvault.services.context import ContextService
-    from memvault.services.search import SearchService
+    from memvault.services.controls import ControlService
     from memvault.services.doctor import DoctorService
+    from memvault.services.extraction import ExtractionService
     from memvault.services.learning import LearningService
+    from memvault.services.lessons import LessonService
+    from memvault.services.lifecycle import LifecycleService
     from memvault.services.memory import MemoryService
     from memvault.services.policy import PolicyService
     from memvault.services.profile import ProfileService
+    from memvault.services.proposals import ProposalService
+    from memvault.services.search import SearchService
     from memvault.services.trades import TradeService
-    from memvault.services.proposals import ProposalService
-    from memvault.services.proposals import ProposalService
+    from memvault.services.transfer import TransferService
 
 
 class Vault:
@@ -182,16 +186,13 @@ class Vault:
     @cached_property
     def doctor(self) -> DoctorService:
         from memvault.services.doctor import DoctorService
-
-        service = DoctorService(self)
+        from memvault.services.policy import notes_doctor_findings
+        from memvault.services.search import unreadable_notes_check
         from memvault.services.sync import sync_doctor_findings
 
+        service = DoctorService(self)
         service.checks.append(lambda: sync_doctor_findings(self))
-        from memvault.services.search import unreadable_notes_check
-
         service.checks.append(lambda: unreadable_notes_check(self))
-        from memvault.services.policy import notes_doctor_findings
-
         service.checks.append(lambda: notes_doctor_findings(self))
         return service
 
