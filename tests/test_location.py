@@ -174,3 +174,14 @@ def test_scope_named_default_is_the_default_principal(vault_dir: Path) -> None:
                                "--json").stdout)
     assert shown["state"] == "active"  # not "forgotten" seen from a look-alike principal
     assert not (vault_dir / "Pilot/scopes/default").exists()
+
+
+def test_a_missing_vault_folder_is_an_error_not_a_new_vault(tmp_path) -> None:
+    from tests.conftest import run_memvault
+
+    typo = tmp_path / "Notez"
+    out = run_memvault("--vault", str(typo), "memory", "list")
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines() == [
+        f"error: {typo}: no such folder; create the vault with `memvault init {typo}`"]
+    assert not typo.exists()

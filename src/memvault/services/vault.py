@@ -50,13 +50,16 @@ class Vault:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None, *, scope: str | None = None,
-             create: bool = True, backend: Backend | None = None) -> Vault:
+             create: bool | None = None, backend: Backend | None = None) -> Vault:
         """Open the vault at `path` (or find it: see `memvault.config.locate_vault`).
 
-        `create=True` initialises a missing vault folder (the default per-user vault is
-        created on first use); `create=False` raises InvalidInput instead.
+        A missing folder is initialised only for the default per-user vault (created on
+        first use) or when `create=True`; otherwise a missing folder is an error, so a
+        typo in `--vault` never scatters new vaults around the disk.
         """
-        root, _how = locate_vault(path)
+        root, how = locate_vault(path)
+        if create is None:
+            create = how == "default per-user vault"
         scope = scope if scope is not None else (os.environ.get("MEMVAULT_SCOPE") or None)
         env_backend = os.environ.get("MEMVAULT_BACKEND")
         if backend is None and env_backend and env_backend != "fs":
@@ -74,7 +77,8 @@ class Vault:
                 raise InvalidInput("vault path is a file, not a folder", path=str(root))
             if not root.exists():
                 if not create:
-                    raise InvalidInput("no vault here (run `memvault init`)", path=str(root))
+                    raise InvalidInput("no such folder; create the vault with "
+                                       f"`memvault init {root}`", path=str(root))
                 from memvault.services.setup import init_vault
 
                 init_vault(root)
