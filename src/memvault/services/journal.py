@@ -41,6 +41,29 @@ def _iter_json_lines(data: bytes) -> Iterator[dict[str, Any]]:
             yield obj
 
 
+def scan_events(data: bytes, type_prefixes: tuple[str, ...], *,
+                scope: str | None = None) -> Iterator[dict[str, Any]]:
+    """Events in journal bytes whose type starts with one of `type_prefixes`.
+
+    Lines that cannot hold such a type are skipped with a byte check before any JSON
+    parsing, so scanning a large journal for a few kinds of event stays cheap. With
+    `scope`, only that principal's events.
+    """
+    needles = tuple(b'"' + t.encode() for t in type_prefixes)
+    for raw in data.split(b"\n"):
+        if not any(n in raw for n in needles):
+            continue
+        try:
+            ev = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(ev, dict) or not str(ev.get("type", "")).startswith(type_prefixes):
+            continue
+        if scope is not None and ev.get("scope", "default") != scope:
+            continue
+        yield ev
+
+
 _ID_PREFIX = b'{"id":"'
 
 

@@ -12,11 +12,11 @@ Never writes Policy.md, Memory.md or Lessons.md: its only output is Inbox.md pro
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from typing import TYPE_CHECKING, Any
 
 from memvault.core.inference import Candidate, Observation, infer_candidates
 from memvault.layout import EVENTS
+from memvault.services.journal import scan_events
 
 if TYPE_CHECKING:
     from memvault.services.proposals import ProposeResult
@@ -33,15 +33,8 @@ class LearningService:
             return []
         scope = self.vault.layout.scope_name
         out: list[Observation] = []
-        for raw in blob.data.split(b"\n"):
-            if b'"trade"' not in raw:
-                continue
-            try:
-                ev = json.loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(ev, dict) or ev.get("type") != "trade" or \
-                    ev.get("scope", "default") != scope:
+        for ev in scan_events(blob.data, ("trade",), scope=scope):
+            if ev.get("type") != "trade":
                 continue
             ob = _observation(ev)
             if ob is not None:

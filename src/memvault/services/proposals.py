@@ -17,7 +17,6 @@ This service never writes Policy.md or any limit: an accepted proposal is only t
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from memvault.errors import InvalidInput
 from memvault.layout import EVENTS
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
                                             load_bullet_file, new_record_id)
+from memvault.services.journal import scan_events
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -224,17 +224,8 @@ class ProposalService:
         blob = self.backend.read(EVENTS)
         if blob is None or b'"proposal.' not in blob.data:
             return {}
-        scope = self.vault.layout.scope_name
         pending: dict[str, dict[str, Any]] = {}
-        for raw in blob.data.split(b"\n"):
-            if b'"proposal.' not in raw:
-                continue
-            try:
-                ev = json.loads(raw)
-            except ValueError:
-                continue
-            if ev.get("scope", "default") != scope:
-                continue
+        for ev in scan_events(blob.data, ("proposal.",), scope=self.vault.layout.scope_name):
             kind = ev.get("type")
             if kind == "proposal.proposed":
                 pending[str(ev.get("record"))] = ev

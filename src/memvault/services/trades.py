@@ -25,6 +25,7 @@ from memvault.backends.base import MISSING, Change
 from memvault.core.frontmatter import parse_frontmatter
 from memvault.errors import Conflict, InvalidInput, NotFound, ReadOnly
 from memvault.layout import EVENTS
+from memvault.services.journal import scan_events
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -260,14 +261,8 @@ class TradeService:
 
 def _trade_events(data: bytes) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    for raw in data.split(b"\n"):
-        if b'"trade"' not in raw:
-            continue
-        try:
-            ev = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(ev, dict) and ev.get("type") == "trade" and ev.get("id"):
+    for ev in scan_events(data, ("trade",)):
+        if ev.get("type") == "trade" and ev.get("id"):
             out.setdefault(str(ev["id"]), ev)
     return out
 
