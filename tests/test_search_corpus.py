@@ -17,7 +17,10 @@ from memvault import Vault
 from memvault.services.setup import init_vault
 from tests.conftest import run_memvault
 
-CORPUS = Path("/work/shared/corpus/obsidian-help-md.tar.gz")
+# The shared corpus sits beside the repository (CI lays shared/ next to its clone).
+_CANDIDATES = [Path(__file__).resolve().parents[2] / "shared" / "corpus" / "obsidian-help-md.tar.gz",
+               Path("/work/shared/corpus/obsidian-help-md.tar.gz")]
+CORPUS = next((p for p in _CANDIDATES if p.exists()), _CANDIDATES[0])
 
 
 def _snapshot(root: Path) -> dict[str, tuple[str, int]]:
