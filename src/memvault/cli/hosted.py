@@ -14,7 +14,8 @@ import typer
 from memvault.cli.state import confirm, print_json, wants_json
 
 hosted_app = typer.Typer(help="Hosted mode: per-principal documents encrypted in a database "
-                              "(SESSION_SECRET from the environment).",
+                              "(SESSION_SECRET from the environment).\n\n"
+                              "Example: SESSION_SECRET=... memvault hosted status --db memory.sqlite",
                          no_args_is_help=True)
 
 DB_OPT = typer.Option(..., "--db", envvar="MEMVAULT_HOSTED_DB",

@@ -16,8 +16,10 @@ import typer
 from memvault.cli.state import console, err_console, esc, print_json, state, wants_json
 
 JSON_OPT = typer.Option(False, "--json", help="JSON output.")
-lesson_app = typer.Typer(help="Workflow lessons in Lessons.md.", no_args_is_help=True)
-config_app = typer.Typer(help="The learning, retrieval and capture controls.",
+lesson_app = typer.Typer(help="Workflow lessons in Lessons.md.\n\n"
+                         "Example: memvault lesson list --json", no_args_is_help=True)
+config_app = typer.Typer(help="The learning, retrieval and capture controls.\n\n"
+                         "Example: memvault config set learning false",
                          no_args_is_help=True)
 
 

@@ -11,7 +11,8 @@ import typer
 
 from memvault.cli.state import confirm, console, esc, print_json, state, wants_json
 
-memory_app = typer.Typer(help="Read and manage the facts in Memory.md.", no_args_is_help=True)
+memory_app = typer.Typer(help="Read and manage the facts in Memory.md.\n\n"
+                              "Example: memvault memory list --all", no_args_is_help=True)
 
 JSON_OPT = typer.Option(False, "--json", help="JSON output.")
 

@@ -7,7 +7,8 @@ import typer
 from memvault.cli.state import console, esc, print_json, state, wants_json
 
 policy_app = typer.Typer(help="The user's hard limits (Policy.md); only `policy set` or "
-                              "your own hand edit changes them.", no_args_is_help=True)
+                              "your own hand edit changes them.\n\n"
+                              "Example: memvault policy set max_trade_usd 2500", no_args_is_help=True)
 JSON_OPT = typer.Option(False, "--json", help="JSON output.")
 
 

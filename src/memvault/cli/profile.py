@@ -6,7 +6,8 @@ import typer
 
 from memvault.cli.state import console, esc, print_json, state, wants_json
 
-profile_app = typer.Typer(help="Who the user is: the properties of Profile.md.",
+profile_app = typer.Typer(help="Who the user is: the properties of Profile.md.\n\n"
+                               "Example: memvault profile set timezone Europe/Lisbon",
                           no_args_is_help=True)
 JSON_OPT = typer.Option(False, "--json", help="JSON output.")
 

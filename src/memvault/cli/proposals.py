@@ -14,7 +14,8 @@ import typer
 
 from memvault.cli.state import console, esc, print_json, state, wants_json
 
-proposals_app = typer.Typer(help="Proposals waiting for review in Inbox.md.",
+proposals_app = typer.Typer(help="Proposals waiting for review in Inbox.md.\n\n"
+                                 "Example: memvault proposals list --json",
                             no_args_is_help=True)
 JSON_OPT = typer.Option(False, "--json", help="JSON output.")
 

@@ -11,7 +11,8 @@ import typer
 
 from memvault.cli.state import console, esc, notice, print_json, state, wants_json
 
-index_app = typer.Typer(help="The search index (.memvault/index.sqlite, a rebuildable cache).",
+index_app = typer.Typer(help="The search index (.memvault/index.sqlite, a rebuildable cache).\n\n"
+                             "Example: memvault index rebuild",
                         no_args_is_help=True)
 JSON_OPT = typer.Option(False, "--json", help="JSON output.")
 PROGRESS_FROM = 300

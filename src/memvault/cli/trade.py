@@ -10,9 +10,11 @@ import typer
 
 from memvault.cli.state import console, esc, notice, print_json, state, warn, wants_json
 
-trade_app = typer.Typer(help="Validated trades: record them as notes, read them back.",
+trade_app = typer.Typer(help="Validated trades: record them as notes, read them back.\n\n"
+                             "Example: memvault trade record trades.json",
                         no_args_is_help=True)
-journal_app = typer.Typer(help="The day notes of validated activity (Journal/).",
+journal_app = typer.Typer(help="The day notes of validated activity (Journal/).\n\n"
+                               "Example: memvault journal show 2026-11-24",
                           no_args_is_help=True)
 JSON_OPT = typer.Option(False, "--json", help="JSON output.")
 
