@@ -35,7 +35,8 @@ def _snapshot(root: Path) -> dict[str, tuple[str, int]]:
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict:
     if not CORPUS.exists():
-        pytest.skip("the Obsidian help corpus is not available")
+        pytest.fail(f"the shared Obsidian help corpus is missing (looked in {_CANDIDATES}); "
+                    "these tests need shared/ beside the repository")
     root = tmp_path_factory.mktemp("corpus") / "vault"
     root.mkdir()
     with tarfile.open(CORPUS) as tar:

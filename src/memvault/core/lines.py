@@ -68,11 +68,8 @@ class TextFile:
         for i, piece in enumerate(pieces):
             if i == last:
                 if piece:
-                    if piece.endswith("\r"):
-                        # A lone CR at EOF: keep it as text, the file is lone-CR territory.
-                        lines.append(Line(piece, ""))
-                    else:
-                        lines.append(Line(piece, ""))
+                    # No final newline. A trailing "\r" stays text (bare-CR file: read-only).
+                    lines.append(Line(piece, ""))
                 break
             if piece.endswith("\r"):
                 lines.append(Line(piece[:-1], "\r\n"))

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memvault.core.bullets import (BulletDocument, normalise_text, render_new_item,
+from memvault.core.bullets import (BulletDocument, BulletItem, normalise_text, render_new_item,
                                    render_updated_item)
 from memvault.core.records import (FACT_CATEGORIES, Fact, check_category, check_record_text,
                                    fact_from_item)
@@ -103,7 +103,7 @@ class MemoryService:
 
     def get(self, fact_id: str) -> Fact:
         doc = self.document()
-        return fact_from_item(find_one_readable(doc, fact_id, self.path), FACT_CATEGORIES)
+        return fact_from_item(_find_for_reading(doc, fact_id, self.path), FACT_CATEGORIES)
 
     def history(self, fact_id: str) -> list[dict[str, Any]]:
         return self.vault.events.events(record=fact_id)
@@ -263,7 +263,8 @@ class MemoryService:
         return fact
 
 
-def find_one_readable(doc: BulletDocument, fact_id: str, path: str):  # type: ignore[no-untyped-def]
+def _find_for_reading(doc: BulletDocument, fact_id: str, path: str) -> BulletItem:
+    """The first item with this id (reading tolerates duplicates and read-only lines)."""
     found = doc.find(fact_id)
     if not found:
         raise NotFound(f"no fact with id {fact_id!r}", path=path)
