@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from memvault import Vault
-from memvault.layout import EVENTS, TOMBSTONES
+from memvault.state_paths import EVENTS, TOMBSTONES
 
 
 def _lines(vault_dir: Path, rel: str) -> list[dict]:

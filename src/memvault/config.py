@@ -19,9 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.errors import InvalidInput
-
-CONFIG_PATH = ".memvault/config.toml"
-MACHINE_DIR = ".memvault"
+from memvault.state_paths import CONFIG, STATE_DIR
 
 CAPTURE_MODES = ("ask", "silent", "manual")
 BACKENDS = ("fs", "github")
@@ -56,9 +54,9 @@ def parse_config(data: bytes | None) -> Config:
         text = data.decode("utf-8")
         raw = tomllib.loads(text)
     except UnicodeDecodeError:
-        raise InvalidInput("not valid UTF-8", path=CONFIG_PATH) from None
+        raise InvalidInput("not valid UTF-8", path=CONFIG) from None
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidInput(f"invalid TOML: {exc}", path=CONFIG_PATH) from None
+        raise InvalidInput(f"invalid TOML: {exc}", path=CONFIG) from None
     cfg = Config()
     for key, value in raw.items():
         if isinstance(value, dict):
@@ -73,19 +71,19 @@ def parse_config(data: bytes | None) -> Config:
     _set(cfg, raw, "tombstone_salt", str, text)
     if cfg.backend not in BACKENDS:
         raise InvalidInput(f"backend must be one of {', '.join(BACKENDS)}, not {cfg.backend!r}"
-                           f"{_at(text, 'backend')}", path=CONFIG_PATH)
+                           f"{_at(text, 'backend')}", path=CONFIG)
     if cfg.capture not in CAPTURE_MODES:
         raise InvalidInput(f"capture must be one of {', '.join(CAPTURE_MODES)}, not "
-                           f"{cfg.capture!r}{_at(text, 'capture')}", path=CONFIG_PATH)
+                           f"{cfg.capture!r}{_at(text, 'capture')}", path=CONFIG)
     from memvault.core.paths import clean_vault_path
 
     try:
         cfg.home = clean_vault_path(cfg.home)
     except InvalidInput as exc:
-        raise InvalidInput(f"home: {exc}{_at(text, 'home')}", path=CONFIG_PATH) from None
+        raise InvalidInput(f"home: {exc}{_at(text, 'home')}", path=CONFIG) from None
     if cfg.home.split("/")[0].startswith("."):
         raise InvalidInput(f"home may not be a hidden folder{_at(text, 'home')}",
-                           path=CONFIG_PATH)
+                           path=CONFIG)
     return cfg
 
 
@@ -95,7 +93,7 @@ def _set(cfg: Config, raw: dict[str, Any], key: str, kind: type, text: str) -> N
     value = raw[key]
     if not isinstance(value, kind):
         raise InvalidInput(f"{key} must be a {'boolean' if kind is bool else 'string'}, "
-                           f"not {value!r}{_at(text, key)}", path=CONFIG_PATH)
+                           f"not {value!r}{_at(text, key)}", path=CONFIG)
     setattr(cfg, key, value)
 
 
@@ -170,6 +168,6 @@ def locate_vault(explicit: str | os.PathLike[str] | None = None,
         return Path(env).expanduser().absolute(), "MEMVAULT_VAULT"
     here = (start or Path.cwd()).absolute()
     for folder in (here, *here.parents):
-        if (folder / MACHINE_DIR).is_dir():
-            return folder, "nearest .memvault/"
+        if (folder / STATE_DIR).is_dir():
+            return folder, f"nearest {STATE_DIR}/"
     return default_vault_path(), "default per-user vault"

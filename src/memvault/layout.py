@@ -11,9 +11,6 @@ from dataclasses import dataclass
 
 from memvault.core.paths import check_scope
 
-EVENTS = ".memvault/events.jsonl"
-TOMBSTONES = ".memvault/tombstones.jsonl"
-INDEX = ".memvault/index.sqlite"
 SCOPES_FOLDER = "scopes"
 DEFAULT_SCOPE = "default"
 

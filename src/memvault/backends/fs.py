@@ -25,8 +25,7 @@ from pathlib import Path
 from memvault.backends.base import ANY, MISSING, Blob, Change, Expected
 from memvault.core.paths import clean_vault_path, is_obsidian_internal
 from memvault.errors import Conflict, InvalidInput, ReadOnly, VaultError
-
-LOCK_FILE = ".memvault/lock"
+from memvault.state_paths import LOCK
 
 
 def content_version(data: bytes) -> str:
@@ -268,7 +267,7 @@ class FsBackend:
 
         with self._thread_lock:
             if self._depth == 0:
-                lock_path = self.root / LOCK_FILE
+                lock_path = self.root / LOCK
                 lock_path.parent.mkdir(parents=True, exist_ok=True)
                 fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
                 fcntl.flock(fd, fcntl.LOCK_EX)

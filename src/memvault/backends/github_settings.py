@@ -13,6 +13,7 @@ from typing import Any
 
 from memvault.core.paths import clean_vault_path
 from memvault.errors import InvalidInput
+from memvault.state_paths import CONFIG
 
 DEFAULT_API = "https://api.github.com"
 
@@ -38,7 +39,7 @@ class GithubSettings:
         repo = str(pick("repo", "")).strip().strip("/")
         if repo.count("/") != 1 or not all(repo.split("/")):
             raise InvalidInput("the github backend needs repo = \"owner/name\" in [github] "
-                               "(or MEMVAULT_GITHUB_REPO)", path=".memvault/config.toml")
+                               "(or MEMVAULT_GITHUB_REPO)", path=CONFIG)
         folder = str(pick("folder", "")).strip("/")
         if folder:
             folder = clean_vault_path(folder)
@@ -51,7 +52,7 @@ class GithubSettings:
                        throttle=str(pick("throttle", "1")).lower() not in ("0", "false", "no"))
         except ValueError as exc:
             raise InvalidInput(f"bad [github] setting: {exc}",
-                               path=".memvault/config.toml") from None
+                               path=CONFIG) from None
 
 
 def error_message(exc: Any) -> str:

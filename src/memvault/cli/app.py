@@ -17,6 +17,7 @@ from memvault import __version__
 from memvault.cli.coercion import install_plain_coercion
 from memvault.cli.state import AppState
 from memvault.errors import VaultError
+from memvault.state_paths import STATE_DIR
 
 install_plain_coercion()  # plain str/bool options without importing pydantic
 
@@ -78,7 +79,7 @@ def _version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     vault: Optional[str] = typer.Option(None, "--vault", envvar="MEMVAULT_VAULT",
-                                        help="Vault folder (default: nearest .memvault/ "
+                                        help=f"Vault folder (default: nearest {STATE_DIR}/ "
                                              "or the per-user vault)."),
     scope: Optional[str] = typer.Option(None, "--scope", envvar="MEMVAULT_SCOPE",
                                         help="Principal whose memory to use."),

@@ -10,8 +10,9 @@ from typing import Any, Optional
 import typer
 
 from memvault.cli.state import console, esc, notice, print_json, state, wants_json
+from memvault.state_paths import INDEX
 
-index_app = typer.Typer(help="The search index (.memvault/index.sqlite, a rebuildable cache).\n\n"
+index_app = typer.Typer(help=f"The search index ({INDEX}, a rebuildable cache).\n\n"
                              "Example: memvault index rebuild",
                         no_args_is_help=True)
 JSON_OPT = typer.Option(False, "--json", help="JSON output.")

@@ -36,10 +36,11 @@ def register(app: typer.Typer) -> None:
         remote = os.environ.get("MEMVAULT_BACKEND", "fs") != "fs"
         backend = None
         if remote:
-            from memvault.config import CONFIG_PATH, parse_config
+            from memvault.config import parse_config
             from memvault.services.vault import _remote_backend
+            from memvault.state_paths import CONFIG
 
-            local = root / CONFIG_PATH
+            local = root / CONFIG
             backend = _remote_backend(os.environ["MEMVAULT_BACKEND"], parse_config(
                 local.read_bytes() if local.is_file() else None))
         report = init_vault(root, scope=st.scope, backend=backend)

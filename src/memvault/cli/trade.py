@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from memvault.cli.state import console, esc, notice, print_json, state, warn, wants_json
+from memvault.state_paths import CONFIG
 
 trade_app = typer.Typer(help="Validated trades: record them as notes, read them back.\n\n"
                              "Example: memvault trade record trades.json",
@@ -145,7 +146,7 @@ def learn(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
         if wants_json(ctx, json_out):
             print_json({"learning": False, "results": []})
         else:
-            console().print("learning is off (learning = false in .memvault/config.toml)")
+            console().print(f"learning is off (learning = false in {CONFIG})")
         return
     results = vault.learning.run()
     if wants_json(ctx, json_out):

@@ -36,6 +36,7 @@ from typing import Any
 from memvault.core.quoting import (QUOTE_NOTE, asks_to_ignore_personal, neutralise,
                                    one_line_summary, request_overrides)
 from memvault.core.records import PREFERENCE_CATEGORIES, Fact
+from memvault.state_paths import CONFIG
 
 NEVER_STATUSES = ("superseded", "forgotten", "pending", "rejected")
 MEMORY_HEADING = "## What you know about the user"
@@ -64,7 +65,7 @@ class ContextSettings:
             value = section[key]
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InvalidInput(f"[context] {key} must be a whole number >= 0, not "
-                                   f"{value!r}", path=".memvault/config.toml")
+                                   f"{value!r}", path=CONFIG)
             values[key] = value
         return cls(**values)
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from memvault.index import schema
 from memvault.index.scan import MemoryFileInfo, ScannedFile, read_indexable, scan_vault
+from memvault.state_paths import INDEX
 
 Progress = Callable[[int, int], None]
 BATCH = 400
@@ -70,7 +71,7 @@ class IndexStore:
     def __init__(self, root: Path, home_root: str, db_path: Path | None = None) -> None:
         self.root = root
         self.home_root = home_root
-        self.path = db_path or root / ".memvault" / "index.sqlite"
+        self.path = db_path or root / INDEX
         self.notices: list[str] = []
         self._conn: sqlite3.Connection | None = None
         self._lock_depth = 0

@@ -20,9 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memvault.state_paths import STATE_DIR
+
 log = logging.getLogger("memvault.mcp")
 
-IGNORED_TOP = (".memvault", ".git", ".obsidian", ".trash")
+IGNORED_TOP = (STATE_DIR, ".git", ".obsidian", ".trash")
 
 
 class ChangeFlag:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memvault.config import CAPTURE_MODES, CONFIG_PATH, parse_config, set_config_line
+from memvault.config import CAPTURE_MODES, parse_config, set_config_line
 from memvault.errors import InvalidInput
+from memvault.state_paths import CONFIG
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -62,7 +63,7 @@ class ControlService:
 
         backend = self.vault.backend
         with backend.lock():
-            blob = backend.read(CONFIG_PATH)
+            blob = backend.read(CONFIG)
             current = parse_config(blob.data if blob else None)
             if getattr(current, key) == parsed and blob is not None:
                 setattr(self.vault.config, key, parsed)
@@ -70,12 +71,12 @@ class ControlService:
             try:
                 text = blob.data.decode("utf-8") if blob else ""
             except UnicodeDecodeError:
-                raise InvalidInput("not valid UTF-8", path=CONFIG_PATH) from None
+                raise InvalidInput("not valid UTF-8", path=CONFIG) from None
             new = set_config_line(text, key, _toml(parsed))
             if not new.endswith("\n"):
                 new += "\n"
             parse_config(new.encode("utf-8"))  # never write a config that does not parse
-            backend.write(CONFIG_PATH, new.encode("utf-8"),
+            backend.write(CONFIG, new.encode("utf-8"),
                           expected=blob.version if blob else MISSING,
                           message=f"memvault: set {key}")
         setattr(self.vault.config, key, parsed)

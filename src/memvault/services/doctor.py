@@ -13,11 +13,11 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memvault.config import CONFIG_PATH, parse_config
+from memvault.config import parse_config
 from memvault.core.bullets import BulletDocument, render_updated_item
 from memvault.core.records import FACT_CATEGORIES, LESSON_CATEGORIES
 from memvault.errors import VaultError
-from memvault.layout import EVENTS, TOMBSTONES
+from memvault.state_paths import CONFIG, EVENTS, TOMBSTONES
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, load_bullet_file,
                                             new_record_id)
 
@@ -76,19 +76,19 @@ class DoctorService:
     def check(self) -> DoctorReport:
         report = DoctorReport()
         out = report.findings
-        blob = self.backend.read(CONFIG_PATH)
+        blob = self.backend.read(CONFIG)
         if blob is None:
-            out.append(Finding("info", CONFIG_PATH, "no config file; defaults apply "
+            out.append(Finding("info", CONFIG, "no config file; defaults apply "
                                                     "(run `memvault init`)"))
         else:
             try:
                 cfg = parse_config(blob.data)
                 for key in cfg.unknown_keys:
-                    out.append(Finding("info", CONFIG_PATH, f"unknown setting {key!r} (ignored)"))
+                    out.append(Finding("info", CONFIG, f"unknown setting {key!r} (ignored)"))
             except VaultError as exc:
-                message = str(exc).removeprefix(CONFIG_PATH + ": ")
+                message = str(exc).removeprefix(CONFIG + ": ")
                 at = re.search(r"\bline (\d+)", message)
-                out.append(Finding("error", CONFIG_PATH, message,
+                out.append(Finding("error", CONFIG, message,
                                    int(at.group(1)) if at else None))
         for path, known in self.bullet_files():
             try:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from memvault.core.extractor import Candidate, extract_statements, user_words
 from memvault.errors import InvalidInput
 from memvault.services.proposals import MAX_PER_TURN
+from memvault.state_paths import CONFIG
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -76,7 +77,7 @@ class ExtractionService:
         kind = self._table().get("kind", "builtin")
         if kind not in ("builtin", "llm"):
             raise InvalidInput('[extractor] kind must be "builtin" or "llm"',
-                               path=".memvault/config.toml")
+                               path=CONFIG)
         return str(kind)
 
     def find(self, turn: object) -> tuple[list[Candidate], str | None, bool]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from memvault.backends.base import Backend
 from memvault.core.bullets import normalise_text
-from memvault.layout import EVENTS, TOMBSTONES
+from memvault.state_paths import EVENTS, TOMBSTONES
 
 
 def new_event_id(prefix: str = "ev") -> str:

@@ -15,8 +15,8 @@ import datetime as _dt
 from typing import TYPE_CHECKING, Any
 
 from memvault.core.inference import Candidate, Observation, infer_candidates
-from memvault.layout import EVENTS
 from memvault.services.journal import scan_events
+from memvault.state_paths import EVENTS
 
 if TYPE_CHECKING:
     from memvault.services.proposals import ProposeResult

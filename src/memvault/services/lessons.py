@@ -17,6 +17,7 @@ from memvault.core.records import LESSON_CATEGORIES, Fact, check_category, fact_
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import load_bullet_file
 from memvault.services.proposals import ProposeResult
+from memvault.state_paths import EVENTS
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -73,7 +74,7 @@ class LessonService:
         missing = self.missing_evidence(ids)
         if missing:
             raise NotFound(f"evidence {missing[0]!r} is not in the journal "
-                           f"({'.memvault/events.jsonl'}) or {self.vault.layout.trades_dir}/; "
+                           f"({EVENTS}) or {self.vault.layout.trades_dir}/; "
                            "a lesson must rest on recorded experience")
         return self.vault.proposals.propose(text, cat, kind="lesson", source=source,
                                             evidence=ids or None)

@@ -29,6 +29,7 @@ from typing import Any
 from memvault.core.extractor import Candidate, categorise, is_durable_text
 from memvault.core.records import FACT_CATEGORIES, check_record_text
 from memvault.errors import InvalidInput
+from memvault.state_paths import CONFIG
 
 DEFAULT_KEY_ENV = "MEMVAULT_LLM_API_KEY"
 DEFAULT_TIMEOUT = 20.0
@@ -64,7 +65,7 @@ def settings_from_config(table: dict[str, Any]) -> LlmSettings:
     """Validate the `[extractor]` table for kind = "llm"."""
     base_url = table.get("base_url")
     model = table.get("model")
-    where = ".memvault/config.toml"
+    where = CONFIG
     if not isinstance(base_url, str) or not re.match(r"https?://", base_url):
         raise InvalidInput("[extractor] base_url must be an http(s) URL", path=where)
     if not isinstance(model, str) or not model.strip():

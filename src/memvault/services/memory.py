@@ -216,7 +216,7 @@ class MemoryService:
 
     def _refresh_search_index(self) -> None:
         """Forgotten text leaves an existing search index now, not at the next search."""
-        from memvault.layout import INDEX
+        from memvault.state_paths import INDEX
 
         root = getattr(self.backend, "root", None)
         if self.backend.name != "fs" or root is None or not (root / INDEX).exists():

@@ -27,10 +27,10 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from memvault.config import CONFIG_PATH
 from memvault.core.bullets import normalise_text
 from memvault.core.merge import MergeResult, merge_bullet_files, merge_json_lines
-from memvault.layout import SCOPES_FOLDER, TOMBSTONES
+from memvault.layout import SCOPES_FOLDER
+from memvault.state_paths import CONFIG, TOMBSTONES
 
 BULLET_FILES = ("Memory.md", "Lessons.md", "Inbox.md")
 TOMBSTONE_ENV = "MEMVAULT_MERGE_TOMBSTONES"
@@ -60,7 +60,7 @@ def _vault_root(repo_path: str) -> tuple[Path, str]:
     parts = PurePosixPath(repo_path).parts
     for cut in range(len(parts) - 1, -1, -1):
         candidate = cwd.joinpath(*parts[:cut])
-        if (candidate / CONFIG_PATH).is_file():
+        if (candidate / CONFIG).is_file():
             return candidate, "/".join(parts[cut:])
     return cwd, repo_path
 
@@ -68,7 +68,7 @@ def _vault_root(repo_path: str) -> tuple[Path, str]:
 def _config(root: Path) -> tuple[str, str]:
     """(salt, home) from the working tree's config; defaults when unreadable."""
     try:
-        raw = tomllib.loads((root / CONFIG_PATH).read_text("utf-8"))
+        raw = tomllib.loads((root / CONFIG).read_text("utf-8"))
     except (OSError, ValueError):
         return "", "Pilot"
     return str(raw.get("tombstone_salt", "")), str(raw.get("home", "Pilot")).strip("/")

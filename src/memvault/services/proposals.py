@@ -25,7 +25,7 @@ from memvault.core.bullets import BulletDocument, normalise_text, render_new_ite
 from memvault.core.records import (FACT_CATEGORIES, LESSON_CATEGORIES, Fact, check_category,
                                    check_record_text, fact_from_item)
 from memvault.errors import InvalidInput
-from memvault.layout import EVENTS
+from memvault.state_paths import EVENTS
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
                                             load_bullet_file, new_record_id)
 from memvault.services.journal import scan_events

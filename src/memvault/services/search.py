@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from memvault.errors import InvalidInput, UsageError, VaultError
+from memvault.state_paths import INDEX
 
 if TYPE_CHECKING:
     from memvault.index.query import Hit, MemoryHit
@@ -61,11 +62,11 @@ class SearchService:
                 with self._lock:  # one connection: one thread at a time (MCP + watcher)
                     return action()
             except IndexUnavailable as exc:
-                raise VaultError(str(exc), path=".memvault/index.sqlite") from None
+                raise VaultError(str(exc), path=INDEX) from None
             except sqlite3.DatabaseError as exc:
                 if _is_transient(exc) or attempt == 1:
                     raise VaultError(f"search index error: {exc}",
-                                     path=".memvault/index.sqlite") from None
+                                     path=INDEX) from None
                 store.discard(f"it is damaged ({exc})")
         raise AssertionError("unreachable")
 
@@ -145,6 +146,6 @@ def unreadable_notes_check(vault: Vault) -> list[Finding]:
         vault.search.refresh()
         status = vault.search.status()
     except VaultError as exc:
-        return [Finding("warning", ".memvault/index.sqlite", f"search index: {exc}")]
+        return [Finding("warning", INDEX, f"search index: {exc}")]
     return [Finding("warning", item["path"], f"not searchable: {item['problem']}")
             for item in status["skipped"]]

@@ -12,15 +12,13 @@ from importlib import resources
 from pathlib import Path
 
 from memvault.backends.base import MISSING, Backend
-from memvault.config import CONFIG_PATH, default_config_text
+from memvault.config import default_config_text
 from memvault.errors import Conflict, InvalidInput
 from memvault.layout import Layout
+from memvault.state_paths import CACHE_PATTERNS, CONFIG, GITIGNORE
 
-GITIGNORE_PATH = ".memvault/.gitignore"
-GITIGNORE_TEXT = (
-    "# Local caches: rebuildable, never committed\n"
-    "index.sqlite\nindex.sqlite-*\nlock\n*.tmp\n"
-)
+GITIGNORE_TEXT = "# Local caches: rebuildable, never committed\n" + "".join(
+    f"{pattern}\n" for pattern in CACHE_PATTERNS)
 TEMPLATE_FILES = ("Memory.md", "Lessons.md", "Inbox.md", "Profile.md", "Policy.md")
 FOLDERS = ("Journal", "Trades", "Reflections", "Venues", "Tokens")
 
@@ -58,11 +56,11 @@ def init_vault(root: Path, *, scope: str | None = None,
         except Conflict:
             report.kept.append(path)
 
-    create(CONFIG_PATH, default_config_text().encode())
-    create(GITIGNORE_PATH, GITIGNORE_TEXT.encode())
+    create(CONFIG, default_config_text().encode())
+    create(GITIGNORE, GITIGNORE_TEXT.encode())
     from memvault.config import parse_config
 
-    blob = backend.read(CONFIG_PATH)
+    blob = backend.read(CONFIG)
     config = parse_config(blob.data if blob else None)
     layout = Layout.for_scope(config.home, scope)
     for name in TEMPLATE_FILES:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from memvault.core.bullets import parse_bullets
 from memvault.core.merge import CONFLICT_OPEN
 from memvault.errors import Conflict, InvalidInput, RemoteError, VaultError
-from memvault.layout import TOMBSTONES
+from memvault.state_paths import JOURNALS, STATE_DIR, TOMBSTONES, cache_ignore_lines
 
 if TYPE_CHECKING:
     from memvault.services.doctor import Finding
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 DRIVER_NAME = "memvault"
 ATTRIBUTES_HEADER = "# memvault: merge memory files fact by fact (memvault sync --setup)"
 IGNORE_HEADER = "# memvault: local caches, never committed"
-IGNORE_LINES = (".memvault/index.sqlite", ".memvault/index.sqlite-*", ".memvault/lock",
-                ".memvault/*.tmp")
 PUSH_ATTEMPTS = 3
 
 
@@ -50,8 +48,7 @@ def driver_command() -> str:
 def attribute_lines(home: str) -> list[str]:
     lines = [f"{home}/**/{name} merge={DRIVER_NAME}"
              for name in ("Memory.md", "Lessons.md", "Inbox.md")]
-    lines += [f".memvault/{name} merge={DRIVER_NAME}"
-              for name in ("events.jsonl", "tombstones.jsonl")]
+    lines += [f"{path} merge={DRIVER_NAME}" for path in JOURNALS]
     return lines
 
 
@@ -172,7 +169,7 @@ class GitSync:
         report.gitattributes = _add_lines(self.root / ".gitattributes", ATTRIBUTES_HEADER,
                                           attribute_lines(self.vault.config.home))
         report.gitignore = _add_lines(self.root / ".gitignore", IGNORE_HEADER,
-                                      list(IGNORE_LINES))
+                                      cache_ignore_lines())
         current = self._git("config", "--get", f"merge.{DRIVER_NAME}.driver", check=False)
         if current.stdout.strip() != driver_command():
             self._git("config", f"merge.{DRIVER_NAME}.name", "memvault fact-by-fact merge")
@@ -229,7 +226,7 @@ class GitSync:
         return {it.id: (it.text, it.category_raw) for it in doc.items}
 
     def _commit(self, message: str | None) -> list[str]:
-        paths = [p for p in (self.vault.config.home, ".memvault", ".gitattributes",
+        paths = [p for p in (self.vault.config.home, STATE_DIR, ".gitattributes",
                              ".gitignore") if (self.root / p).exists()]
         self._git("add", "-A", "--", *paths)
         staged = self._git("diff", "--cached", "--name-only", "--", *paths).stdout.split()

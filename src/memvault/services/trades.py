@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from memvault.backends.base import MISSING, Change
 from memvault.core.frontmatter import parse_frontmatter
 from memvault.errors import Conflict, InvalidInput, NotFound, ReadOnly
-from memvault.layout import EVENTS
 from memvault.services.journal import scan_events
+from memvault.state_paths import EVENTS
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -116,8 +116,13 @@ class TradeService:
 
     def _commit(self, batch: dict[str, dict[str, Any]], tz: _dt.tzinfo,
                 canonical_fp: Any) -> list[RecordResult]:
-        from memvault.core.trade_notes import (append_journal_lines, journal_day_note,
-                                               journal_line, reflection_note, trade_note)
+        from memvault.core.trade_notes import (
+            append_journal_lines,
+            journal_day_note,
+            journal_line,
+            reflection_note,
+            trade_note,
+        )
 
         events_blob = self.backend.read(EVENTS)
         known = _trade_events(events_blob.data if events_blob else b"")

@@ -301,7 +301,7 @@ class TransferService:
                 (json.dumps({"key": k, "record": "import", "ts": now, "kind": "imported",
                              "scope": lay.scope_name}) + "\n").encode()
                 for k in plan.tombstone_keys)
-            from memvault.layout import TOMBSTONES
+            from memvault.state_paths import TOMBSTONES
 
             self.vault.backend.append(TOMBSTONES, lines, message="memvault: import tombstones")
         plan.applied = True

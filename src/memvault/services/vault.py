@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memvault.backends.base import Backend
-from memvault.config import CONFIG_PATH, Config, locate_vault, parse_config
+from memvault.config import Config, locate_vault, parse_config
 from memvault.core.bullets import normalise_text
 from memvault.errors import InvalidInput
 from memvault.layout import Layout
 from memvault.services.journal import EventLog, Tombstones
+from memvault.state_paths import CONFIG
 
 if TYPE_CHECKING:
     from memvault.services.context import ContextService
@@ -65,10 +66,10 @@ class Vault:
         if backend is None and env_backend and env_backend != "fs":
             # A remote vault: the local folder is never created, and only its settings
             # file (if any) is read, for the [github] table; the content lives remotely.
-            local_config = root / CONFIG_PATH
+            local_config = root / CONFIG
             config = parse_config(local_config.read_bytes() if local_config.is_file() else None)
             backend = _remote_backend(env_backend, config)
-            remote_blob = backend.read(CONFIG_PATH)
+            remote_blob = backend.read(CONFIG)
             if remote_blob is not None:
                 config = parse_config(remote_blob.data)
             return cls(root, backend, config, scope)
@@ -85,17 +86,17 @@ class Vault:
             from memvault.backends.fs import FsBackend
 
             local: Backend = FsBackend(root)
-            blob = local.read(CONFIG_PATH)
+            blob = local.read(CONFIG)
             config = parse_config(blob.data if blob else None)
             backend = local
             chosen = os.environ.get("MEMVAULT_BACKEND") or config.backend
             if chosen != "fs":
                 backend = _remote_backend(chosen, config)
-                remote_blob = backend.read(CONFIG_PATH)
+                remote_blob = backend.read(CONFIG)
                 if remote_blob is not None:
                     config = parse_config(remote_blob.data)
         else:
-            blob = backend.read(CONFIG_PATH)
+            blob = backend.read(CONFIG)
             config = parse_config(blob.data if blob else None)
         return cls(root, backend, config, scope)
 
@@ -212,7 +213,7 @@ class Vault:
         from memvault.config import set_config_line
 
         with self.backend.lock():
-            blob = self.backend.read(CONFIG_PATH)
+            blob = self.backend.read(CONFIG)
             current = parse_config(blob.data if blob else None)
             if not current.tombstone_salt:
                 salt = secrets.token_hex(16)
@@ -220,7 +221,7 @@ class Vault:
                 new = set_config_line(text, "tombstone_salt", f'"{salt}"')
                 if not new.endswith("\n"):
                     new += "\n"
-                self.backend.write(CONFIG_PATH, new.encode("utf-8"),
+                self.backend.write(CONFIG, new.encode("utf-8"),
                                    expected=blob.version if blob else MISSING,
                                    message="memvault: add tombstone salt")
                 current.tombstone_salt = salt
@@ -258,6 +259,6 @@ def _remote_backend(name: str, config: Config) -> Backend:
             from memvault.backends.github import GithubBackend  # type: ignore[import-not-found]
         except ImportError:
             raise InvalidInput("the github backend is not available in this version",
-                               path=CONFIG_PATH) from None
+                               path=CONFIG) from None
         return GithubBackend.from_config(config)  # type: ignore[no-any-return]
-    raise InvalidInput(f"unknown backend {name!r} (use fs or github)", path=CONFIG_PATH)
+    raise InvalidInput(f"unknown backend {name!r} (use fs or github)", path=CONFIG)

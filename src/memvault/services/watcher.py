@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.core.bullets import parse_bullets
 from memvault.errors import InvalidInput
+from memvault.state_paths import INDEX, STATE_DIR
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
 
-IGNORED_TOP = (".git", ".obsidian", ".memvault", ".trash")
+IGNORED_TOP = (".git", ".obsidian", STATE_DIR, ".trash")
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +315,7 @@ class VaultWatcher:
         try:
             refresh()
         except Exception as exc:  # noqa: BLE001
-            self._emit(WatchEvent("!", "file", ".memvault/index.sqlite",
+            self._emit(WatchEvent("!", "file", INDEX,
                                   message=f"index not refreshed: {exc}"))
 
     def _emit(self, event: WatchEvent) -> None:

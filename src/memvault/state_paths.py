@@ -1,0 +1,42 @@
+"""The `.memvault/` state folder: every file memvault keeps beside the user's notes, named once.
+
+Two kinds of file live there:
+
+- **Committed with the vault** (they are its settings and history, synced like a note):
+  `config.toml`, the experience journal `events.jsonl`, `tombstones.jsonl`, and the
+  `.gitignore` that keeps the caches out of git.
+- **Local caches**, git-ignored and safe to delete at any time: the search index
+  `index.sqlite` (plus SQLite's `-wal`/`-shm` and the index writer's `-lock`), the
+  cross-process write `lock`, and stray `*.tmp` files from an interrupted atomic write.
+
+Every other module takes these names from here; none spells the folder itself. Pure
+constants, no I/O, cheap to import.
+"""
+
+from __future__ import annotations
+
+STATE_DIR = ".memvault"
+
+
+def state_path(name: str) -> str:
+    """The vault-relative path of `name` inside the state folder."""
+    return f"{STATE_DIR}/{name}"
+
+
+CONFIG = state_path("config.toml")
+EVENTS = state_path("events.jsonl")
+TOMBSTONES = state_path("tombstones.jsonl")
+GITIGNORE = state_path(".gitignore")
+INDEX = state_path("index.sqlite")
+LOCK = state_path("lock")
+
+# Append-only JSON-lines files that git merges as a union of lines (the merge driver).
+JOURNALS = (EVENTS, TOMBSTONES)
+
+# Git-ignore patterns for the local caches, relative to the state folder.
+CACHE_PATTERNS = ("index.sqlite", "index.sqlite-*", "lock", "*.tmp")
+
+
+def cache_ignore_lines() -> list[str]:
+    """The cache patterns relative to the vault root (for a vault-level `.gitignore`)."""
+    return [state_path(pattern) for pattern in CACHE_PATTERNS]
