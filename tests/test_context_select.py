@@ -62,7 +62,7 @@ def test_thirteen_preferences_inject_twelve_ranked_explicit_proven_recent(cli, v
     assert "infer1" not in prefs  # inferred ranks after every explicit one, despite being newest
     assert prefs[0] == "pref11" and prefs[-1] == "pref00"  # newest first
     skipped = {s["id"]: s["reason"] for s in block["skipped"]}
-    assert "cap of 12 structured preferences" in skipped["infer1"]
+    assert "cap of 12 preferences" in skipped["infer1"]
 
 
 def test_fourteen_lessons_keep_twelve_newest_minus_overridden_at_most_eight(cli, vault_dir):
@@ -275,9 +275,40 @@ def test_invalid_policy_is_reported_and_limits_never_guessed(cli, vault_dir):
     assert "- daily_limit_usd" not in text  # not even the keys that did parse
 
 
-def test_missing_policy_says_no_limits_are_recorded(cli, vault_dir):
+def test_missing_policy_in_a_trading_vault_says_no_limits_are_recorded(cli, vault_dir):
     (vault_dir / "Pilot" / "Policy.md").unlink()
-    assert "no hard limits" in context(cli)["text"]
+    (vault_dir / "Pilot" / "Trades").mkdir(exist_ok=True)
+    (vault_dir / "Pilot" / "Trades" / "0xabc.md").write_text("# Trade\n", encoding="utf-8")
+    block = context(cli)
+    assert block["trading"] is True
+    assert "There is no Pilot/Policy.md: the user has recorded no hard limits." in block["text"]
+
+
+def test_memory_only_vault_has_no_limits_section_and_no_trading_words(cli, vault_dir):
+    """No Policy.md and no recorded trade: nothing about limits, venues or signing."""
+    (vault_dir / "Pilot" / "Policy.md").unlink()
+    write_memory(vault_dir, [fact("I prefer concise answers", "preference", "pref01", T0),
+                             fact("My name is Ana", "identity", "name01", T0)])
+    block = context(cli)
+    assert block["trading"] is False and block["policy"]["state"] == "missing"
+    text = block["text"]
+    assert text.startswith("## What you know about the user\n")
+    for word in ("Limits", "Policy", "venues", "signing", "approvals", "limits"):
+        assert word not in text
+    assert "cannot change what you are allowed to do" in text
+
+
+def test_the_preference_category_is_listed_under_preferences(cli, vault_dir):
+    write_memory(vault_dir, [fact("I prefer concise answers", "preference", "pref01", T0),
+                             fact("My name is Ana", "identity", "name01", T0),
+                             fact("Tables for numbers", "presentation", "pres01", T0)])
+    block = context(cli)
+    assert ids(block, "preference") == ["pref01", "pres01"]
+    assert ids(block, "fact") == ["name01"]
+    text = block["text"]
+    facts_at, prefs_at = text.index("> Facts:"), text.index("> Preferences:")
+    assert facts_at < text.index("(name01, identity)") < prefs_at < text.index(
+        "(pref01, preference)")
 
 
 # -- hostile remembered text ------------------------------------------------------------------

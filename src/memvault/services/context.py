@@ -61,7 +61,12 @@ class ContextService:
         return select_context(facts, lessons, request=request, policy=policy,
                               settings=settings, no_personal=no_personal,
                               retrieval=self.vault.config.retrieval,
-                              forgotten_ids=forgotten, feedback=feedback)
+                              forgotten_ids=forgotten, feedback=feedback,
+                              trading=policy.exists or self.has_trades())
+
+    def has_trades(self) -> bool:
+        """Whether this principal has recorded trades (its Trades/ folder has a note)."""
+        return bool(self.vault.backend.list(self.vault.layout.trades_dir))
 
     def feedback(self) -> dict[str, float]:
         """The application-feedback rank signal per record id (from the journal)."""
