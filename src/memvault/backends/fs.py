@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memvault.backends.base import ANY, MISSING, Blob, Change, Expected
+from memvault.backends.fs_io import not_regular, read_regular
 from memvault.core.paths import clean_vault_path, is_obsidian_internal
 from memvault.errors import Conflict, InvalidInput, ReadOnly, VaultError
 from memvault.state_paths import LOCK
@@ -84,18 +85,8 @@ class FsBackend:
     # -- reading -----------------------------------------------------------------------
 
     def read(self, path: str) -> Blob | None:
-        full = self._path(path)
-        try:
-            data = full.read_bytes()
-        except FileNotFoundError:
-            return None
-        except IsADirectoryError:
-            raise InvalidInput("is a folder, expected a file", path=path) from None
-        except PermissionError:
-            raise ReadOnly("permission denied while reading", path=path) from None
-        except OSError as exc:
-            raise VaultError(f"cannot read: {exc.strerror or exc}", path=path) from None
-        return Blob(data, content_version(data))
+        data = read_regular(self._path(path), path)
+        return None if data is None else Blob(data, content_version(data))
 
     def list(self, prefix: str = "") -> list[str]:
         base = self._path(prefix) if prefix else self.root
@@ -113,15 +104,8 @@ class FsBackend:
     def _check_expected(self, path: str, full: Path, expected: Expected) -> None:
         if expected is ANY:
             return
-        try:
-            current = content_version(full.read_bytes())
-        except FileNotFoundError:
-            current = None
-        except IsADirectoryError:
-            raise InvalidInput("is a folder, expected a file", path=path) from None
-        except NotADirectoryError:
-            raise InvalidInput("a parent of this path is a file, not a folder",
-                               path=path) from None
+        data = read_regular(full, path)
+        current = None if data is None else content_version(data)
         if expected is MISSING:
             if current is not None:
                 raise Conflict("already exists", path=path)
@@ -156,18 +140,14 @@ class FsBackend:
         with self.lock():
             _check_not_readonly(path, full)
             full.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                fd = os.open(full, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            except IsADirectoryError:
-                raise InvalidInput("is a folder, expected a file", path=path) from None
+            fd = _open_for_append(full, path)
             try:
                 size = os.fstat(fd).st_size
                 if size:
                     # A crash may have left a torn last line: start on a fresh one.
-                    with open(full, "rb") as fh:
-                        fh.seek(size - 1)
-                        if fh.read(1) != b"\n":
-                            data = b"\n" + data
+                    os.lseek(fd, size - 1, os.SEEK_SET)
+                    if os.read(fd, 1) != b"\n":
+                        data = b"\n" + data
                 os.write(fd, data)
                 os.fsync(fd)
             finally:
@@ -196,7 +176,7 @@ class FsBackend:
             done: list[tuple[Path, bytes | None]] = []
             try:
                 for ch, full, tmp in staged:
-                    old = full.read_bytes() if full.exists() else None
+                    old = read_regular(full, ch.path)
                     if tmp is not None:
                         self._install(ch.path, tmp, full, sync_dir=False)
                     elif old is not None:
@@ -281,6 +261,35 @@ class FsBackend:
                     fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
                     os.close(self._lock_fd)
                     self._lock_fd = None
+
+
+def _open_for_append(full: Path, path: str) -> int:
+    """A read-write, append-only descriptor on a regular file (created if missing).
+
+    A FIFO, socket or device is refused before it is opened (opening a FIFO for writing
+    blocks until a reader appears) and re-checked on the descriptor.
+    """
+    try:
+        mode = os.stat(full).st_mode
+    except FileNotFoundError:
+        mode = None
+    except NotADirectoryError:
+        raise InvalidInput("a parent of this path is a file, not a folder", path=path) from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise not_regular(path, mode)
+    flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(full, flags, 0o644)
+    except IsADirectoryError:
+        raise InvalidInput("is a folder, expected a file", path=path) from None
+    except OSError as exc:
+        raise VaultError(f"cannot write: {exc.strerror or exc}", path=path) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise not_regular(path, mode)
+    return fd
 
 
 def _check_not_readonly(path: str, full: Path) -> None:

@@ -100,13 +100,13 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
 
 def read_indexable(root: Path, entry: ScannedFile) -> Indexable:
     """The note or memory records in this file, or why it cannot be indexed."""
-    try:
-        with open(root / entry.path, "rb") as handle:
-            data = handle.read()
-    except PermissionError:
-        return "unreadable: permission denied"
-    except OSError as exc:
-        return f"unreadable: {exc.strerror or exc}"
+    from memvault.backends.fs_io import read_regular
+    from memvault.errors import VaultError
+
+    try:  # never blocks: a FIFO or device named *.md is refused before it is opened
+        data = read_regular(root / entry.path, "") or b""
+    except VaultError as exc:
+        return f"unreadable: {exc}"
     if b"\x00" in data:
         return "binary content (NUL bytes), not a text note"
     try:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 _CONFLICT_COPY = re.compile(r"\([^)]*conflict[^)]*\)|\.sync-conflict-\d", re.I)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One thing doctor noticed. `severity`: "error" and "warning" need attention."""
 
@@ -102,7 +102,12 @@ class DoctorService:
         for path in (EVENTS, TOMBSTONES):
             out.extend(_check_json_lines(self.backend, path))
         for extra in self.checks:
-            out.extend(extra())
+            try:
+                out.extend(extra())
+            except VaultError as exc:  # one unreadable file must not hide the others
+                path = exc.path or ""
+                out.append(Finding("error", path, str(exc).removeprefix(f"{path}: ")))
+        report.findings = list(dict.fromkeys(out))  # a file two checks trip over: once
         return report
 
     def _conflict_copies(self) -> list[Finding]:
