@@ -1,7 +1,7 @@
 """A small stand-in for the GitHub REST API, served over real HTTP on 127.0.0.1.
 
 It implements only the routes memvault's GitHub backend uses, with GitHub's behaviour as
-recorded in GITHUB_NOTES.md: real git object ids (blob/tree/commit SHA-1), contents
+its public REST documentation describes it: real git object ids (blob/tree/commit SHA-1), contents
 GET/PUT/DELETE with SHA checks (409 on a stale SHA, 422 when the SHA is missing), the Git
 Data routes (refs, commits, trees, blobs) with 422 on a non-fast-forward ref update,
 `encoding: "none"` for files over 1 MB, token checks (401), and URLs built from the Host

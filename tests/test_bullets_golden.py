@@ -1,4 +1,4 @@
-"""Golden tests: hand-edited Memory.md files (EDGE_CASES §A and §C) parse as expected,
+"""Golden tests: hand-edited Memory.md files (docs/hand-edited-vaults.md) parse as expected,
 round-trip byte for byte, and the fact commands touch only the lines they must.
 
 Regenerate the expected parse results after an intended grammar change with:

@@ -1,4 +1,4 @@
-"""The fs backend (§11) and vault-relative paths: CAS, atomic writes, path safety."""
+"""The fs backend and vault-relative paths: CAS, atomic writes, path safety."""
 
 from __future__ import annotations
 

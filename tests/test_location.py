@@ -1,4 +1,4 @@
-"""Vault location and layout (§2): --vault, MEMVAULT_VAULT, the nearest .memvault/, the
+"""Vault location and layout: --vault, MEMVAULT_VAULT, the nearest .memvault/, the
 per-user default vault; `init` is idempotent and never overwrites; scopes are isolated."""
 
 from __future__ import annotations

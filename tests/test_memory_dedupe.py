@@ -1,4 +1,4 @@
-"""Dedupe (§3): an exact normalised duplicate is a no-op reporting the existing id; a near
+"""Dedupe: an exact normalised duplicate is a no-op reporting the existing id; a near
 duplicate is saved and reported (stderr and --json)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Forgetting (§6): text leaves every Markdown file, tombstones are content-free,
+"""Forgetting: text leaves every Markdown file, tombstones are content-free,
 history can restore, `--permanent` leaves no copy anywhere, confirmation is required."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The experience journal and tombstones (§6): every change writes an event, event ids
+"""The experience journal and tombstones: every change writes an event, event ids
 dedupe retries, torn lines are skipped, tombstones are keyed hashes scoped per principal."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Proposal commands (§4): `proposals list`, `accept`, `reject`, `correct`, `propose`,
+"""Proposal commands: `proposals list`, `accept`, `reject`, `correct`, `propose`,
 and the interactive `review`.
 
 Thin: each command parses its arguments, calls `vault.proposals`, and renders. `review`

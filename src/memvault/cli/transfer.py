@@ -1,4 +1,4 @@
-"""`memvault export` and `memvault import` (§12). Format and rules:
+"""`memvault export` and `memvault import`. Format and rules:
 services/transfer.py and docs/learning.md. Import validates the whole file before
 writing anything; `--dry-run` only shows the plan."""
 

@@ -1,4 +1,4 @@
-"""Choosing what goes into a prompt: `select_context` builds a `ContextBlock` (§9).
+"""Choosing what goes into a prompt: `select_context` builds a `ContextBlock`.
 
 Inputs are values (facts, lessons, the request, the policy limits as a plain mapping,
 the settings); the output is the selection with a `why` for every record, a manifest

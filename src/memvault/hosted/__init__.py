@@ -1,4 +1,4 @@
-"""Hosted mode (SPEC §13): many principals' documents, encrypted at rest.
+"""Hosted mode (docs/hosted.md): many principals' documents, encrypted at rest.
 
     from memvault.hosted import HostedMemory
 

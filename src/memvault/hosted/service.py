@@ -1,6 +1,6 @@
 """HostedMemory: many principals' preference and lesson documents, encrypted at rest.
 
-For an app that keeps its users' memory on a server (SPEC §13). Each document is sealed
+For an app that keeps its users' memory on a server (docs/hosted.md). Each document is sealed
 with its principal's AES-GCM key before it reaches the store; the store only ever holds
 keyed-hash tags and ciphertext. Bounds: a document is at most 1 MiB (1,048,576 bytes of
 content); a principal holds at most 4,096 documents.

@@ -1,4 +1,4 @@
-"""Controls (§6): `learning`, `retrieval` and `capture` in `.memvault/config.toml`.
+"""Controls: `learning`, `retrieval` and `capture` in `.memvault/config.toml`.
 
 `set` validates the value, then edits only that key's line (`set_config_line`) under the
 backend lock with compare-and-swap, and re-parses the whole file before writing so a

@@ -1,4 +1,4 @@
-"""Extraction: one chat turn -> 0-3 proposals, saved facts, or nothing (§4, §12).
+"""Extraction: one chat turn -> 0-3 proposals, saved facts, or nothing.
 
 What happens to the durable statements found depends on the vault's controls:
 

@@ -1,4 +1,4 @@
-"""Lessons (§5): how the assistant should work with this user, in Lessons.md.
+"""Lessons (docs/learning.md): how the assistant should work with this user, in Lessons.md.
 
 A lesson is proposed (a `kind:lesson` proposal in Inbox.md), reviewed like any proposal,
 and only then written to Lessons.md (by `ProposalService.accept`). Every lesson category

@@ -1,4 +1,4 @@
-"""Authority, lifecycle and application feedback (§6).
+"""Authority, lifecycle and application feedback (docs/learning.md).
 
 Where the state lives:
 

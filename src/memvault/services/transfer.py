@@ -1,4 +1,4 @@
-"""Export and import of one principal's memory (§12).
+"""Export and import of one principal's memory (docs/learning.md#export-and-import).
 
 Export (version 2) is one JSON object::
 
