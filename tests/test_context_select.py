@@ -141,7 +141,7 @@ def test_facts_rank_explicit_before_inferred_proven_before_trial_then_newest(cli
     ])
     block = context(cli)
     assert ids(block) == ["en0001", "eo0001", "ip0001", "it0001"]
-    whys = {r["id"]: r["why"] for r in block["selected"]}
+    whys = {r["id"]: r["whyApplied"] for r in block["selected"]}
     assert whys["en0001"].startswith("explicit") and whys["it0001"] == "inferred; trial"
 
 
@@ -156,7 +156,7 @@ def test_application_feedback_reorders_records_of_equal_standing(cli, vault_dir)
     cli("feedback", "bad001", "ignored")
     block = context(cli)
     assert ids(block) == ["use001", "mid001", "bad001"]
-    whys = {r["id"]: r["why"] for r in block["selected"]}
+    whys = {r["id"]: r["whyApplied"] for r in block["selected"]}
     assert "recently used successfully" in whys["use001"]
     assert "ranked lower" in whys["bad001"]
 
@@ -173,7 +173,7 @@ def test_budget_overflow_goes_to_the_manifest_with_id_summary_and_why(cli, vault
     manifest = [m["id"] for m in block["manifest"]]
     assert shown + manifest == [f"f{i:05d}" for i in range(19, -1, -1)]  # rank order kept
     entry = block["manifest"][0]
-    assert entry["why"] == "explicit; proven" and entry["summary"].startswith("Fact")
+    assert entry["whyApplied"] == "explicit; proven" and entry["summary"].startswith("Fact")
     assert len(entry["summary"]) <= 80
     assert "memvault memory show ID" in block["text"]
     assert f"{manifest[0]} (fact, project)" in block["text"]

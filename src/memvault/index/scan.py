@@ -47,7 +47,8 @@ class MemoryFileInfo:
 Indexable = Note | MemoryFileInfo | str  # a str is the reason it cannot be indexed
 
 
-def _memory_role(rel: str, home_root: str) -> tuple[str | None, str | None]:
+def memory_role(rel: str, home_root: str) -> tuple[str | None, str | None]:
+    """(principal, record kind) when `rel` is a memory file of a principal, else Nones."""
     folder, _, name = rel.rpartition("/")
     kind = MEMORY_FILES.get(name)
     if kind is None:
@@ -91,7 +92,7 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
                 continue
             rel = f"{rel_folder}{name}"
             if name in MEMORY_FILES:
-                scope, kind = _memory_role(rel, home_root)
+                scope, kind = memory_role(rel, home_root)
                 out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
             else:
                 out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns)

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from memvault.index import schema
-from memvault.index.scan import MemoryFileInfo, ScannedFile, read_indexable, scan_vault
+from memvault.index.scan import (MemoryFileInfo, ScannedFile, memory_role, read_indexable,
+                                 scan_vault)
 from memvault.state_paths import INDEX
 
 Progress = Callable[[int, int], None]
@@ -244,6 +245,37 @@ class IndexStore:
                 _set_state(conn, "complete")
             if memory_touched or gone:
                 self._purge_freed_text(conn, memory_touched)
+        result.seconds = time.perf_counter() - started
+        return result
+
+    def refresh_memory(self, paths: tuple[str, ...]) -> RefreshResult:
+        """Bring only these memory files in step (three `stat`s instead of a walk of the
+        vault): what context relevance needs. Notes are left for the next full refresh."""
+        started = time.perf_counter()
+        result = RefreshResult()
+        conn = self.connection()
+        scanned = {}
+        for rel in paths:
+            try:
+                st = os.stat(self.root / rel)
+            except OSError:
+                continue
+            scope, kind = memory_role(rel, self.home_root)
+            if kind is not None:
+                scanned[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
+        marks = ",".join("?" * len(paths))
+        known = {path: (fid, size, mtime) for fid, path, size, mtime in conn.execute(
+            f"SELECT id, path, size, mtime_ns FROM files WHERE path IN ({marks})", paths)}
+        if not _differs(scanned, known):
+            return result
+        with self._writer():
+            known = {path: (fid, size, mtime) for fid, path, size, mtime in conn.execute(
+                f"SELECT id, path, size, mtime_ns FROM files WHERE path IN ({marks})", paths)}
+            changed = [f for f in scanned.values()
+                       if f.path not in known or known[f.path][1:] != (f.size, f.mtime_ns)]
+            gone = [path for path in known if path not in scanned]
+            if self._apply(conn, changed, gone, known, result, None, commit_every=None):
+                self._purge_freed_text(conn, True)
         result.seconds = time.perf_counter() - started
         return result
 

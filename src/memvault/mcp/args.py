@@ -41,6 +41,10 @@ Budget = Annotated[int | None, Field(validation_alias=_alias("budget", "max_char
                                                              "budget_chars"),
                                      description="Characters of personal memory (default "
                                                  "4000).")]
+ManifestOffset = Annotated[int, Field(validation_alias=_alias("manifest_offset", "offset",
+                                                                  "page_offset"),
+                                      description="Where the manifest page starts (its "
+                                                  "`manifest_next`).")]
 NoPersonal = Annotated[bool, Field(validation_alias=_alias("no_personal", "skip_personal",
                                                            "without_memory"),
                                    description="Leave personal memory out of the block.")]

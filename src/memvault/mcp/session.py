@@ -83,7 +83,12 @@ class VaultSession:
             except VaultError as exc:
                 raise ToolError(str(exc)) from None
 
-    def search_service(self, vault: Vault) -> tuple[Any, bool]:
+    def kept_search(self, vault: Vault) -> Any:
+        """The search service kept for the server's lifetime (its index is a cache)."""
+        self.search_service(vault, take=False)
+        return self._search
+
+    def search_service(self, vault: Vault, *, take: bool = True) -> tuple[Any, bool]:
         """The search service kept for the server's lifetime (its index is a cache), and
         whether the index must be refreshed before this search: something changed in the
         vault (see mcp/freshness.py), or this principal's memory files changed."""
@@ -96,6 +101,8 @@ class VaultSession:
 
                 flag = ChangeFlag(self.root)
                 self._changes = flag if flag.start() else None
+        if not take:
+            return self._search, False
         due = self._changes is None or self._changes.take()
         stamp = self._stamp(vault)
         if stamp != self._memory_stamp:

@@ -21,6 +21,8 @@ content (`may_overwrite`). This module never writes Policy.md.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,6 +41,18 @@ OUTCOMES = ("used", "ignored", "overridden", "corrected", "failed")
 RANK_WEIGHTS = {"used": 1.0, "ignored": -0.1, "overridden": 0.0, "corrected": -1.0,
                 "failed": -2.0}
 STATUSES = ("trial", "proven", "superseded")
+
+
+_RANKS_LOCK = threading.Lock()
+_RANKS: dict[tuple[str, str], tuple[int, bytes, dict[str, float]]] = {}
+
+
+def _add_feedback(out: dict[str, float], data: bytes, scope: str) -> None:
+    from memvault.services.journal import scan_events
+
+    for ev in scan_events(data, ("feedback",), scope=scope):
+        rec = str(ev.get("record"))
+        out[rec] = round(out.get(rec, 0.0) + RANK_WEIGHTS.get(str(ev.get("outcome")), 0.0), 3)
 
 
 def recallable(records: list[Fact]) -> list[Fact]:
@@ -163,12 +177,31 @@ class LifecycleService:
     # -- derived state -----------------------------------------------------------------
 
     def ranks(self) -> dict[str, float]:
-        """The rank signal of every record with feedback (sum of outcome weights)."""
-        out: dict[str, float] = {}
-        for ev in self.vault.events.events(type_prefix="feedback"):
-            rec = str(ev.get("record"))
-            out[rec] = round(out.get(rec, 0.0) + RANK_WEIGHTS.get(str(ev.get("outcome")), 0.0),
-                             3)
+        """The rank signal of every record with feedback (sum of outcome weights).
+
+        Derived from the journal's feedback events, incrementally: the signal up to the
+        last complete line is kept per journal and principal with a digest of those
+        bytes, and a later call reads only what was appended. Any other change (a
+        rewrite by `forget --permanent`, a merge that interleaved lines) starts over."""
+        from memvault.state_paths import EVENTS
+
+        blob = self.vault.backend.read(EVENTS)
+        if blob is None:
+            return {}
+        data, scope = blob.data, self.vault.layout.scope_name
+        key = (str(self.vault.root), scope)
+        end = data.rfind(b"\n") + 1
+        with _RANKS_LOCK:
+            cached = _RANKS.get(key)
+        start, out = 0, {}
+        if cached is not None and cached[0] <= end and \
+                hashlib.sha1(data[:cached[0]]).digest() == cached[1]:
+            start, out = cached[0], dict(cached[2])
+        _add_feedback(out, data[start:end], scope)
+        with _RANKS_LOCK:
+            _RANKS[key] = (end, hashlib.sha1(data[:end]).digest(), dict(out))
+        if end < len(data):  # a last line without its newline counts, but is not kept
+            _add_feedback(out, data[end:], scope)
         return out
 
     def rank(self, record_id: str) -> float:

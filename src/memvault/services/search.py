@@ -125,6 +125,19 @@ class SearchService:
         hits: list[MemoryHit] = self._guarded(run)
         return hits
 
+    def memory_relevance(self, request: str) -> dict[str, float]:
+        """Lexical relevance of this principal's facts and lessons to `request` (record
+        id -> 0..1), after bringing only the memory files in step."""
+        from memvault.index.recall import lexical_scores
+
+        def run() -> dict[str, float]:
+            store = self.store()
+            store.refresh_memory(self.vault.layout.memory_files)
+            return lexical_scores(store.connection(), request, self.vault.layout.scope_name)
+
+        scores: dict[str, float] = self._guarded(run)
+        return scores
+
     def close(self) -> None:
         with self._lock:
             if self._store is not None:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from memvault.services.policy import PolicyService
     from memvault.services.profile import ProfileService
     from memvault.services.proposals import ProposalService
+    from memvault.services.recall import RecallService
     from memvault.services.search import SearchService
     from memvault.services.trades import TradeService
     from memvault.services.transfer import TransferService
@@ -181,6 +182,12 @@ class Vault:
         from memvault.services.context import ContextService
 
         return ContextService(self)
+
+    @cached_property
+    def recall(self) -> RecallService:
+        from memvault.services.recall import RecallService
+
+        return RecallService(self)
 
     @cached_property
     def search(self) -> SearchService:
