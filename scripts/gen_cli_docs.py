@@ -38,8 +38,8 @@ def render_in_child() -> str:
     env = {k: v for k, v in os.environ.items()
            if k not in ("FORCE_COLOR", "PY_COLORS", "GITHUB_ACTIONS", "CLICOLOR_FORCE")
            and not k.startswith("MEMVAULT_")}
-    env.update(TERMINAL_WIDTH=WIDTH, COLUMNS=WIDTH, LINES="50", NO_COLOR="1", TERM="dumb",
-               _TYPER_FORCE_DISABLE_TERMINAL="1", PYTHONIOENCODING="utf-8", PYTHONUTF8="1")
+    env.update(COLUMNS=WIDTH, LINES="50", NO_COLOR="1", TERM="dumb",
+               PYTHONIOENCODING="utf-8", PYTHONUTF8="1")
     done = subprocess.run([sys.executable, __file__, "--render"], env=env, capture_output=True,
                           text=True, encoding="utf-8", check=False)
     if done.returncode != 0:
@@ -49,11 +49,11 @@ def render_in_child() -> str:
 
 def _commands(command, path):  # type: ignore[no-untyped-def]
     """(path, click command) for the command and every visible subcommand, in help order."""
-    import typer
+    import click
 
     yield path, command
-    if isinstance(command, typer.core.TyperGroup) or hasattr(command, "list_commands"):
-        ctx = typer.Context(command, info_name=path[-1])
+    if isinstance(command, click.Group):
+        ctx = click.Context(command, info_name=path[-1])
         for name in command.list_commands(ctx):
             sub = command.get_command(ctx, name)
             if sub is None or getattr(sub, "hidden", False):
@@ -62,16 +62,14 @@ def _commands(command, path):  # type: ignore[no-untyped-def]
 
 
 def render() -> str:
-    import typer
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from memvault.cli.app import app
 
-    root = typer.main.get_command(app)
     runner = CliRunner()
     sections = []
     toc = []
-    for path, _cmd in _commands(root, ["memvault"]):
+    for path, _cmd in _commands(app, ["memvault"]):
         title = " ".join(path)
         result = runner.invoke(app, [*path[1:], "--help"], prog_name="memvault",
                                color=False, terminal_width=int(WIDTH))

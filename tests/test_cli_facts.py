@@ -32,13 +32,15 @@ def test_every_fact_command_gives_documented_json(cli, vault_dir: Path) -> None:
             fact["status"]) == ("preference", "preference", "explicit", "proven")
     fid = fact["id"]
     listed = _json(cli("memory", "list", "--json"))
-    assert set(listed) == {"facts", "path", "read_only"} and listed["path"] == MEMORY
+    assert set(listed) == {"facts", "total", "path", "read_only"} and listed["path"] == MEMORY
+    assert listed["total"] == 1
     assert [set(f) for f in listed["facts"]] == [FACT_KEYS]
     shown = _json(cli("memory", "show", fid, "--json"))
     assert set(shown) == {"fact", "state", "history"} and shown["state"] == "active"
     assert all({"id", "ts", "type", "scope", "record"} <= set(e) for e in shown["history"])
     edited = _json(cli("memory", "edit", fid, "I prefer very short answers", "--json"))
-    assert set(edited) == {"fact"} and edited["fact"]["id"] == fid
+    assert set(edited) == {"fact", "changed"} and edited["fact"]["id"] == fid
+    assert edited["changed"] is True
     assert set(_json(cli("memory", "open", "--json"))) == {"path"}
     deleted = _json(cli("memory", "delete", fid, "--yes", "--json"))
     assert set(deleted) == FORGET_KEYS and deleted["forgotten"] == [
@@ -125,3 +127,40 @@ def test_memory_open_without_a_terminal_prints_the_path(cli, vault_dir: Path,
                                                         monkeypatch) -> None:
     monkeypatch.setenv("EDITOR", "false")
     assert cli("memory", "open").stdout.strip() == str(vault_dir / MEMORY)
+
+
+def test_list_says_how_many_facts_it_hides(cli) -> None:
+    for n in range(14):
+        cli("remember", f"fact number {n}")
+    out = cli("memory", "list").stdout
+    assert "8 of 14 — `--all` for every fact" in out
+    assert "of 14" not in cli("memory", "list", "--all").stdout
+    listed = _json(cli("memory", "list", "--json"))
+    assert len(listed["facts"]) == 8 and listed["total"] == 14
+
+
+def test_an_identical_edit_changes_nothing_and_logs_nothing(cli, vault_dir: Path) -> None:
+    fid = _json(cli("remember", "I prefer short answers", "-c", "preference", "--json"))[
+        "fact"]["id"]
+    memory = vault_dir / "Pilot" / "Memory.md"
+    events = vault_dir / ".memvault" / "events.jsonl"
+    before = (memory.read_bytes(), events.read_bytes())
+    out = cli("memory", "edit", fid, "I prefer short answers").stdout
+    assert out.startswith(f"unchanged {fid}")
+    again = _json(cli("memory", "edit", fid, "I prefer short answers", "-c", "Preference",
+                      "--json"))
+    assert again["changed"] is False
+    assert (memory.read_bytes(), events.read_bytes()) == before
+
+
+def test_a_category_only_edit_logs_the_category_not_the_text(cli) -> None:
+    fid = _json(cli("remember", "Tables for numbers", "--json"))["fact"]["id"]
+    edited = _json(cli("memory", "edit", fid, "-c", "presentation", "--json"))
+    assert edited["changed"] is True and edited["fact"]["category"] == "presentation"
+    history = _json(cli("memory", "show", fid, "--json"))["history"]
+    event = history[-1]
+    assert event["type"] == "fact.edited"
+    assert (event["category"], event["previous_category"]) == ("presentation", "other")
+    assert "text" not in event and "previous_text" not in event
+    shown = cli("memory", "show", fid).stdout
+    assert "category other → presentation" in shown

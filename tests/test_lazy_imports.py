@@ -2,9 +2,8 @@
 
 Each check runs the real CLI entry point in a fresh interpreter and then looks at
 `sys.modules`. If this fails after adding a feature, move the new import inside the
-function that needs it (see the "Keep CLI start-up lean" rule); if it fails after a
-Typer upgrade, look at `memvault/cli/coercion.py` (Typer builds pydantic adapters for
-every option unless plain options are coerced without it).
+function that needs it (see the "Keep CLI start-up lean" rule). Commands are imported
+lazily (`memvault.cli.app.COMMANDS`): running one command loads its own module only.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 HEAVY = ("github", "watchdog", "markdown_it", "pydantic", "pydantic_core", "yaml", "rich",
-         "frontmatter", "mcp", "cryptography")
+         "frontmatter", "mcp", "cryptography", "typer", "rapidfuzz")
 
 _PROBE = """
 import json, sys
@@ -31,8 +30,9 @@ try:
 except SystemExit as exc:
     code = exc.code or 0
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(HEAVY)))
+cli = sorted(m for m in sys.modules if m.startswith("memvault.cli."))
 with open(out_path, "w") as fh:
-    json.dump({"exit": code, "heavy": heavy}, fh)
+    json.dump({"exit": code, "heavy": heavy, "cli": cli}, fh)
 """
 
 
@@ -68,27 +68,16 @@ def test_version_imports_no_heavy_library(tmp_path) -> None:
     assert result["heavy"] == []
 
 
-@pytest.mark.parametrize("kind,value", [
-    (bool, "1"), (bool, "true"), (bool, "YES"), (bool, "off"), (bool, "F"), (bool, "maybe"),
-    (bool, ""), (int, "42"), (int, "-3"), (int, "4.5"), (int, "x"), (float, "2.5"),
-    (float, "1e3"), (float, "nan?"), (str, "anything at all"), (str, ""),
-])
-def test_plain_coercion_accepts_and_converts_exactly_what_pydantic_does(kind, value) -> None:
-    """memvault/cli/coercion.py replaces Typer's pydantic coercion for plain types; it must
-    accept the same values and turn them into the same Python values."""
-    from pydantic import TypeAdapter, ValidationError
-    from typer._click.exceptions import BadParameter
-    from typer.models import OptionInfo
+def test_a_command_loads_only_its_own_command_module(vault_dir, tmp_path) -> None:
+    result, _ = probe(tmp_path, "--vault", str(vault_dir), "memory", "list", "--json")
+    assert result["exit"] == 0
+    own = {"memvault.cli.app", "memvault.cli.base", "memvault.cli.state", "memvault.cli.memory"}
+    assert set(result["cli"]) <= own | {"memvault.cli.errors"}, result["cli"]
+    assert "memvault.cli.memory" in result["cli"]
 
-    from memvault.cli.coercion import _plain_runtime_param_class
 
-    plain = _plain_runtime_param_class()(parameter_info=OptionInfo(), annotation=kind)
-    try:
-        expected = ("ok", TypeAdapter(kind).validate_python(value))
-    except ValidationError:
-        expected = ("error", None)
-    try:
-        got = ("ok", plain._coerce_value(value, param=None, ctx=None))
-    except BadParameter:
-        got = ("error", None)
-    assert got == expected
+def test_flags_after_the_command_import_no_heavy_library_either(vault_dir, tmp_path) -> None:
+    result, stdout = probe(tmp_path, "--vault", str(vault_dir), "memory", "list", "-q",
+                           "--json")
+    assert result["exit"] == 0 and json.loads(stdout)["facts"] == []
+    assert result["heavy"] == []

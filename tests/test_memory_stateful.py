@@ -55,7 +55,7 @@ class MemoryMachine(RuleBasedStateMachine):
     def edit(self, data: st.DataObject, text: str) -> None:
         index = data.draw(st.integers(0, len(self.model) - 1))
         fact_id = self.model[index][0]
-        fact = self.vault.memory.edit(fact_id, text)
+        fact = self.vault.memory.edit(fact_id, text).fact
         assert (fact.id, fact.text) == (fact_id, text)
         self.model[index] = (fact_id, text)
 

@@ -1,6 +1,6 @@
 """The hard line: no command other than `policy set` changes Policy.md.
 
-Every command of the Typer app is discovered and run against a fresh copy of a seeded
+Every command of the CLI is discovered and run against a fresh copy of a seeded
 vault whose memory, inbox, import and chat inputs all try to change limits. Policy.md's
 bytes must be identical afterwards. A command this test does not know yet is still run,
 with arguments guessed from its parameters, so new write commands are covered.
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer.main
-from typer.testing import CliRunner
+import click
+from click.testing import CliRunner
 
 from memvault import Vault
 from memvault.cli.app import app
@@ -31,13 +31,14 @@ def _commands() -> list[tuple[tuple[str, ...], Any]]:
     out: list[tuple[tuple[str, ...], Any]] = []
 
     def walk(cmd: Any, prefix: tuple[str, ...]) -> None:
-        if hasattr(cmd, "commands"):
-            for name, sub in cmd.commands.items():
-                walk(sub, prefix + (name,))
+        if isinstance(cmd, click.Group):
+            ctx = click.Context(cmd)
+            for name in cmd.list_commands(ctx):
+                walk(cmd.get_command(ctx, name), prefix + (name,))
         else:
             out.append((prefix, cmd))
 
-    walk(typer.main.get_command(app), ())
+    walk(app, ())
     return out
 
 

@@ -13,8 +13,11 @@ class VaultError(Exception):
 
     exit_code = 1
 
-    def __init__(self, message: str, *, path: str | None = None) -> None:
+    def __init__(self, message: str, *, path: str | None = None,
+                 problems: list[str] | None = None) -> None:
         self.path = path
+        self.problems: list[str] = list(problems or [])
+        """Every individual problem, when there are several (each shown on its own line)."""
         super().__init__(f"{path}: {message}" if path else message)
 
     @property

@@ -1,106 +1,108 @@
-"""The `memvault` command: global options, command registration, and the one place
-errors are turned into a message and an exit code.
+"""The `memvault` command: global options, the table of commands, and the one place
+errors are turned into a message (or a JSON document) and an exit code.
 
-Exit codes: 0 success; 1 a failure the user can act on; 2 a usage error.
+Built on click. Each command lives in a small module and is imported only when it runs
+(`COMMANDS` below), so start-up stays fast. Exit codes: 0 success; 1 a failure the user
+can act on; 2 a usage error; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import Any, Optional
+from collections.abc import Sequence
+from typing import Any
 
-import typer
-from typer.core import TyperGroup
+import click
 
 from memvault import __version__
-from memvault.cli.coercion import install_plain_coercion
-from memvault.cli.state import AppState
+from memvault.cli.base import Group
 from memvault.errors import VaultError
 from memvault.state_paths import STATE_DIR
 
-install_plain_coercion()  # plain str/bool options without importing pydantic
+# Name -> "module:attribute". Add a line here to add a command; help lists them in order.
+COMMANDS = {
+    "init": "memvault.cli.setup:init",
+    "remember": "memvault.cli.facts:remember",
+    "forget": "memvault.cli.facts:forget",
+    "memory": "memvault.cli.memory:memory_group",
+    "context": "memvault.cli.context:context",
+    "search": "memvault.cli.search:search",
+    "doctor": "memvault.cli.doctor:doctor",
+    "proposals": "memvault.cli.proposals:proposals_group",
+    "accept": "memvault.cli.proposals:accept",
+    "reject": "memvault.cli.proposals:reject",
+    "correct": "memvault.cli.proposals:correct",
+    "propose": "memvault.cli.proposals:propose",
+    "review": "memvault.cli.proposals:review",
+    "extract": "memvault.cli.learning:extract",
+    "lesson": "memvault.cli.learning:lesson_group",
+    "feedback": "memvault.cli.learning:feedback",
+    "replay": "memvault.cli.learning:replay",
+    "config": "memvault.cli.learning:config_group",
+    "export": "memvault.cli.transfer:export",
+    "import": "memvault.cli.transfer:import_",
+    "profile": "memvault.cli.profile:profile_group",
+    "policy": "memvault.cli.policy:policy_group",
+    "trade": "memvault.cli.trade:trade_group",
+    "journal": "memvault.cli.trade:journal_group",
+    "learn": "memvault.cli.trade:learn",
+    "index": "memvault.cli.search:index_group",
+    "sync": "memvault.cli.sync:sync",
+    "merge-driver": "memvault.cli.sync:merge_driver",
+    "watch": "memvault.cli.watch:watch",
+    "serve": "memvault.cli.serve:serve",
+    "hosted": "memvault.cli.hosted:hosted_group",
+    "completion": "memvault.cli.completion:completion",
+}
 
 
-class _RootGroup(TyperGroup):
-    """Turns a VaultError from any command into one line on stderr and its exit code."""
-
-    def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except VaultError as exc:
-            if getattr(ctx.obj, "verbose", False):
-                import traceback
-
-                traceback.print_exception(exc, file=sys.stderr)
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(exc.exit_code) from None
-
-
-app = typer.Typer(
-    cls=_RootGroup,
-    name="memvault",
-    help="Long-term memory for AI assistants, kept as plain Markdown in your Obsidian vault.\n\n"
-         "Example: memvault remember \"I prefer concise answers\" --category preference",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-# Command modules; each has `register(app)`. Add a module here to add a command group.
-COMMAND_MODULES = (
-    "memvault.cli.setup",
-    "memvault.cli.facts",
-    "memvault.cli.memory",
-    "memvault.cli.doctor",
-    "memvault.cli.proposals",
-    "memvault.cli.learning",
-    "memvault.cli.transfer",
-    "memvault.cli.profile",
-    "memvault.cli.policy",
-    "memvault.cli.trade",
-    "memvault.cli.sync",
-    "memvault.cli.watch",
-    "memvault.cli.serve",
-    "memvault.cli.hosted",
-    "memvault.cli.context",
-    "memvault.cli.search",
-)
-
-
-def _version(value: bool) -> None:
-    if value:
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
         sys.stdout.write(f"memvault {__version__}\n")
-        raise typer.Exit()
+        ctx.exit()
 
 
-@app.callback()
-def root(
-    ctx: typer.Context,
-    vault: Optional[str] = typer.Option(None, "--vault", envvar="MEMVAULT_VAULT",
-                                        help=f"Vault folder (default: nearest {STATE_DIR}/ "
-                                             "or the per-user vault)."),
-    scope: Optional[str] = typer.Option(None, "--scope", envvar="MEMVAULT_SCOPE",
-                                        help="Principal whose memory to use."),
-    json_out: bool = typer.Option(False, "--json", help="Machine-readable JSON output."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only essential output."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show tracebacks and details."),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Show the version and exit."),
-) -> None:
-    """Long-term memory for AI assistants, kept as plain Markdown in your Obsidian vault."""
-    ctx.obj = AppState(vault_path=vault, scope=scope, json=json_out, quiet=quiet,
-                       verbose=verbose)
+class RootGroup(Group):
+    """The `memvault` group: renders every error in one place."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        try:
+            result = super().main(argv, prog_name or "memvault", complete_var,
+                                  standalone_mode=False, **extra)
+            code = result if isinstance(result, int) and not isinstance(result, bool) else 0
+        except BaseException as exc:  # noqa: BLE001 - every outcome gets an exit code
+            from memvault.cli.errors import exit_code_for
+
+            code = exit_code_for(exc, argv)
+        if standalone_mode:
+            sys.exit(code)
+        return code
 
 
-for _module in COMMAND_MODULES:
-    importlib.import_module(_module).register(app)
+@click.group(cls=RootGroup, name="memvault", lazy=COMMANDS, no_args_is_help=True,
+             context_settings={"help_option_names": ["-h", "--help"],
+                               "max_content_width": 120},
+             help="Long-term memory for AI assistants, kept as plain Markdown in your "
+                  "Obsidian vault.\n\n"
+                  "--json, -q and -v work before or after the command.\n\n"
+                  "Example: memvault remember \"I prefer concise answers\" --category preference")
+@click.option("--vault", metavar="PATH", envvar="MEMVAULT_VAULT",
+              help=f"Vault folder (default: nearest {STATE_DIR}/ or the per-user vault).")
+@click.option("--scope", metavar="NAME", envvar="MEMVAULT_SCOPE",
+              help="Principal whose memory to use.")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show the version and exit.")
+@click.pass_context
+def app(ctx: click.Context, vault: str | None, scope: str | None) -> None:
+    from memvault.cli.state import state
+
+    st = state(ctx)
+    st.vault_path, st.scope = vault, scope
 
 
 def main() -> None:
     """Console-script entry point."""
-    try:
-        app(prog_name="memvault")
-    except BrokenPipeError:
-        sys.exit(1)
+    app.main(prog_name="memvault")

@@ -9,34 +9,25 @@ with --verbose (never with the API key).
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
-import typer
+import click
 
+from memvault.cli.base import group
 from memvault.cli.state import console, err_console, esc, print_json, state, wants_json
 
-JSON_OPT = typer.Option(False, "--json", help="JSON output.")
-lesson_app = typer.Typer(help="Workflow lessons in Lessons.md.\n\n"
-                         "Example: memvault lesson list --json", no_args_is_help=True)
-config_app = typer.Typer(help="The learning, retrieval and capture controls.\n\n"
-                         "Example: memvault config set learning false",
-                         no_args_is_help=True)
+lesson_group = group("lesson", "Workflow lessons in Lessons.md.\n\n"
+                               "Example: memvault lesson list --json")
+config_group = group("config", "The learning, retrieval and capture controls.\n\n"
+                               "Example: memvault config set learning false")
 
 
-def register(app: typer.Typer) -> None:
-    app.command("extract")(extract)
-    app.add_typer(lesson_app, name="lesson")
-    app.command("feedback")(feedback)
-    app.command("replay")(replay)
-    app.add_typer(config_app, name="config")
-
-
-def extract(ctx: typer.Context,
-            source: str = typer.Argument("-", metavar="[FILE|-]",
-                                         help="A chat turn: JSON {\"user\", \"assistant\"}, a "
-                                              "JSON list of messages, or plain text."),
-            json_out: bool = JSON_OPT) -> None:
-    """Find durable facts in one chat turn and propose them (or save, or nothing: capture).
+@click.command("extract")
+@click.argument("source", default="-", metavar="[FILE|-]")
+@click.pass_context
+def extract(ctx: click.Context, source: str) -> None:
+    """Find durable facts in one chat turn and propose them (or save, or nothing: see the
+    `capture` control). The turn (FILE, or - for stdin) is JSON {"user", "assistant"}, a
+    JSON list of messages, or plain text.
 
     Example: echo '{"user": "I prefer concise answers"}' | memvault extract - --json
     """
@@ -62,7 +53,7 @@ def extract(ctx: typer.Context,
         err_console().print(f"extractor failed: {result.error}"
                             + (" (used the built-in rules)" if result.used_fallback else
                                " (nothing extracted)"), markup=False)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json(result.to_dict())
         return
     if result.mode in ("manual", "learning-off"):
@@ -79,39 +70,38 @@ def extract(ctx: typer.Context,
         console().print("nothing durable found")
 
 
-@lesson_app.command("propose")
-def lesson_propose(
-    ctx: typer.Context,
-    text: str = typer.Argument(..., help="The lesson."),
-    category: str = typer.Option(..., "--category", "-c",
-                                 help="response-detail, evidence-layout, "
-                                      "approval-explanations, comparison-emphasis or "
-                                      "risk-posture."),
-    evidence: Optional[list[str]] = typer.Option(None, "--evidence", "-e",
-                                                 help="Event ids or trade hashes it rests on "
-                                                      "(repeatable; not needed for "
-                                                      "risk-posture)."),
-    json_out: bool = JSON_OPT,
-) -> None:
-    """Propose a workflow lesson; its evidence must exist in the journal or as trades.
+@lesson_group.command("propose")
+@click.argument("text")
+@click.option("--category", "-c", required=True,
+              help="response-detail, evidence-layout or comparison-emphasis; in a vault "
+                   "that records trades also approval-explanations or risk-posture.")
+@click.option("--evidence", "-e", multiple=True,
+              help="Event ids or trade hashes it rests on (repeatable; not needed for "
+                   "risk-posture).")
+@click.pass_context
+def lesson_propose(ctx: click.Context, text: str, category: str,
+                   evidence: tuple[str, ...]) -> None:
+    """Propose the workflow lesson TEXT; its evidence must exist in the journal or as
+    trades.
 
-    Example: memvault lesson propose "Lead with the fill price" -c evidence-layout -e 0xabc
+    Example: memvault lesson propose "Lead with the summary" -c evidence-layout -e ev-1784-9f2a
     """
-    from memvault.cli.proposals import _print_propose
+    from memvault.cli.proposals import print_propose
 
-    result = state(ctx).vault().lessons.propose(text, category, evidence)
-    _print_propose(ctx, result, json_out)
+    result = state(ctx).vault().lessons.propose(text, category, list(evidence) or None)
+    print_propose(ctx, result)
 
 
-@lesson_app.command("list")
-def lesson_list(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
+@lesson_group.command("list")
+@click.pass_context
+def lesson_list(ctx: click.Context) -> None:
     """Accepted lessons in Lessons.md.
 
     Example: memvault lesson list --json
     """
     vault = state(ctx).vault()
     lessons = vault.lessons.list()
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"lessons": [item.to_dict() | {"evidence": item.evidence}
                                 for item in lessons], "path": vault.layout.lessons})
         return
@@ -129,23 +119,22 @@ def lesson_list(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
     console().print(table)
 
 
-def feedback(ctx: typer.Context,
-             record_id: str = typer.Argument(..., metavar="ID"),
-             outcome: str = typer.Argument(..., metavar="used|ignored|overridden|corrected|"
-                                                        "failed"),
-             text: Optional[str] = typer.Option(None, "--text",
-                                                help="With `corrected`: the right wording; the "
-                                                     "old record is kept as superseded."),
-             event_id: Optional[str] = typer.Option(None, "--event-id",
-                                                    help="Idempotency key for retries."),
-             json_out: bool = JSON_OPT) -> None:
-    """Record how a fact or lesson fared when applied (drives its lifecycle and rank).
+@click.command("feedback")
+@click.argument("record_id", metavar="ID")
+@click.argument("outcome", metavar="used|ignored|overridden|corrected|failed")
+@click.option("--text", help="With `corrected`: the right wording; the old record is kept as "
+                             "superseded.")
+@click.option("--event-id", help="Idempotency key for retries.")
+@click.pass_context
+def feedback(ctx: click.Context, record_id: str, outcome: str, text: str | None,
+             event_id: str | None) -> None:
+    """Record how fact or lesson ID fared when applied (drives its lifecycle and rank).
 
     Example: memvault feedback k3v9qa used
     """
     result = state(ctx).vault().lifecycle.feedback(record_id, outcome, text=text,
                                                    event_id=event_id)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json(result.to_dict())
         return
     line = f"{result.record.id}: {outcome} · {result.status_before}"
@@ -157,57 +146,59 @@ def feedback(ctx: typer.Context,
                         f"{esc(result.replaced_by.text)}")
 
 
-def replay(ctx: typer.Context,
-           fix: bool = typer.Option(False, "--fix", help="Write the journal's status back "
-                                                         "into drifted Markdown lines."),
-           json_out: bool = JSON_OPT) -> None:
+@click.command("replay")
+@click.option("--fix", is_flag=True,
+              help="Write the journal's status back into drifted Markdown lines.")
+@click.pass_context
+def replay(ctx: click.Context, fix: bool) -> None:
     """Rebuild lifecycle state and ranks from the journal and check the Markdown agrees.
 
     Example: memvault replay --fix
     """
     report = state(ctx).vault().lifecycle.replay(fix=fix)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json(report)
-        return
-    console().print(f"{report['records']} record(s); {len(report['drift'])} differ from the "
-                    f"journal; {report['fixed']} fixed; {len(report['ranks'])} with feedback")
-    for d in report["drift"]:
-        console().print(f"  {d['id']} ({esc(d['file'])}): markdown {d['markdown']}, "
-                        f"journal {d['journal']}")
+    else:
+        console().print(f"{report['records']} record(s); {len(report['drift'])} differ from "
+                        f"the journal; {report['fixed']} fixed; {len(report['ranks'])} with "
+                        "feedback")
+        for d in report["drift"]:
+            console().print(f"  {d['id']} ({esc(d['file'])}): markdown {d['markdown']}, "
+                            f"journal {d['journal']}")
     if report["drift"] and not fix:
-        raise typer.Exit(1)
+        ctx.exit(1)
 
 
-@config_app.command("get")
-def config_get(ctx: typer.Context,
-               key: Optional[str] = typer.Argument(None, help="learning, retrieval or capture "
-                                                              "(omit for all)."),
-               json_out: bool = JSON_OPT) -> None:
-    """Show a control (or all of them).
+@config_group.command("get")
+@click.argument("key", required=False)
+@click.pass_context
+def config_get(ctx: click.Context, key: str | None) -> None:
+    """Show control KEY (learning, retrieval or capture), or all of them.
 
     Example: memvault config get learning
     """
     controls = state(ctx).vault().controls
     values = controls.all() if key is None else {key: controls.get(key)}
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json(values)
         return
     for k, v in values.items():
         shown = ("true" if v else "false") if isinstance(v, bool) else v
-        typer.echo(shown if key else f"{k} = {shown}")
+        click.echo(shown if key else f"{k} = {shown}")
 
 
-@config_app.command("set")
-def config_set(ctx: typer.Context,
-               key: str = typer.Argument(..., help="learning, retrieval or capture."),
-               value: str = typer.Argument(..., help="true/false, or ask/silent/manual."),
-               json_out: bool = JSON_OPT) -> None:
-    """Change a control in .memvault/config.toml (only that line is edited).
+@config_group.command("set")
+@click.argument("key")
+@click.argument("value")
+@click.pass_context
+def config_set(ctx: click.Context, key: str, value: str) -> None:
+    """Set control KEY (learning, retrieval or capture) to VALUE (true/false, or
+    ask/silent/manual) in .memvault/config.toml; only that line is edited.
 
     Example: memvault config set learning false
     """
     new, changed = state(ctx).vault().controls.set(key, value)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"key": key, "value": new, "changed": changed})
         return
     shown = ("true" if new else "false") if isinstance(new, bool) else new

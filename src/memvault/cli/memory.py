@@ -5,55 +5,54 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-from typing import Optional
 
-import typer
+import click
 
+from memvault.cli.base import group
 from memvault.cli.state import confirm, console, esc, print_json, state, wants_json
 
-memory_app = typer.Typer(help="Read and manage the facts in Memory.md.\n\n"
-                              "Example: memvault memory list --all", no_args_is_help=True)
-
-JSON_OPT = typer.Option(False, "--json", help="JSON output.")
+memory_group = group("memory", "Read and manage the facts in Memory.md.\n\n"
+                               "Example: memvault memory list --all")
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(memory_app, name="memory")
-
-
-@memory_app.command("list")
-def list_facts(
-    ctx: typer.Context,
-    all_: bool = typer.Option(False, "--all", "-a", help="Every fact, not only the 8 newest."),
-    category: Optional[str] = typer.Option(None, "--category", "-c", help="Only this category."),
-    json_out: bool = JSON_OPT,
-) -> None:
-    """The 8 most recently updated facts (or --all).
+@memory_group.command("list")
+@click.option("--all", "-a", "all_", is_flag=True, help="Every fact, not only the 8 newest.")
+@click.option("--category", "-c", help="Only this category.")
+@click.pass_context
+def list_facts(ctx: click.Context, all_: bool, category: str | None) -> None:
+    """The 8 most recently updated facts (or --all); says how many there are in all.
 
     Example: memvault memory list --all --json
     """
+    from memvault.services.memory import RECENT_COUNT
+
     vault = state(ctx).vault()
-    facts = vault.memory.list(all=all_, category=category)
+    every = vault.memory.list(all=True, category=category)
+    facts = every if all_ else every[:RECENT_COUNT]
     problem = vault.memory.file_readonly
     if problem:
         from memvault.cli.state import warn
 
         warn(f"{vault.layout.memory} is read-only for memvault: {problem}")
-    if wants_json(ctx, json_out):
-        print_json({"facts": [f.to_dict() for f in facts], "path": vault.layout.memory,
-                    "read_only": problem})
+    if wants_json(ctx):
+        print_json({"facts": [f.to_dict() for f in facts], "total": len(every),
+                    "path": vault.layout.memory, "read_only": problem})
         return
     if not facts:
-        console().print("no facts yet — `memvault remember \"...\"` adds one")
+        console().print("no facts yet — `memvault remember \"...\"` adds one"
+                        if not category else f"no facts in category {esc(category)}")
         return
     from memvault.cli.render import facts_table
 
     facts_table(facts)
+    if len(facts) < len(every):
+        console().print(f"{len(facts)} of {len(every)} — `--all` for every fact")
 
 
-@memory_app.command("show")
-def show(ctx: typer.Context, fact_id: str = typer.Argument(..., metavar="ID"),
-         json_out: bool = JSON_OPT) -> None:
+@memory_group.command("show")
+@click.argument("fact_id", metavar="ID")
+@click.pass_context
+def show(ctx: click.Context, fact_id: str) -> None:
     """One fact with its metadata and history (also for a forgotten fact's history).
 
     Example: memvault memory show k3v9qa
@@ -68,7 +67,7 @@ def show(ctx: typer.Context, fact_id: str = typer.Argument(..., metavar="ID"),
         if not history:
             raise
         fact = None
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"fact": fact.to_dict() if fact else None,
                     "state": "active" if fact else "forgotten", "history": history})
         return
@@ -82,58 +81,55 @@ def show(ctx: typer.Context, fact_id: str = typer.Argument(..., metavar="ID"),
         history_lines(history)
 
 
-@memory_app.command("edit")
-def edit(
-    ctx: typer.Context,
-    fact_id: str = typer.Argument(..., metavar="ID"),
-    text: Optional[str] = typer.Argument(None, help="The corrected text (omit to change only "
-                                                    "the category)."),
-    category: Optional[str] = typer.Option(None, "--category", "-c"),
-    json_out: bool = JSON_OPT,
-) -> None:
-    """Correct a fact: the id stays, `updated` is bumped; only its line changes.
+@memory_group.command("edit")
+@click.argument("fact_id", metavar="ID")
+@click.argument("text", required=False)
+@click.option("--category", "-c", help="The new category.")
+@click.pass_context
+def edit(ctx: click.Context, fact_id: str, text: str | None, category: str | None) -> None:
+    """Correct fact ID with the new TEXT (omit it to change only the category): the id
+    stays, `updated` is bumped, only its line changes. Asking for what is already there
+    changes nothing.
 
     Example: memvault memory edit k3v9qa "I prefer short answers" --category preference
     """
-    fact = state(ctx).vault().memory.edit(fact_id, text, category)
-    if wants_json(ctx, json_out):
-        print_json({"fact": fact.to_dict()})
+    result = state(ctx).vault().memory.edit(fact_id, text, category)
+    if wants_json(ctx):
+        print_json(result.to_dict())
+    elif result.changed:
+        console().print(f"[green]updated[/green] {result.fact.id}: {esc(result.fact.text)}")
     else:
-        console().print(f"[green]updated[/green] {fact.id}: {esc(fact.text)}")
+        console().print(f"unchanged {result.fact.id}: {esc(result.fact.text)} (already so)")
 
 
-@memory_app.command("delete")
-def delete(
-    ctx: typer.Context,
-    fact_id: str = typer.Argument(..., metavar="ID"),
-    permanent: bool = typer.Option(False, "--permanent", help="Also erase its history."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
-    json_out: bool = JSON_OPT,
-) -> None:
+@memory_group.command("delete")
+@click.argument("fact_id", metavar="ID")
+@click.option("--permanent", is_flag=True, help="Also erase its history.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+def delete(ctx: click.Context, fact_id: str, permanent: bool, yes: bool) -> None:
     """Forget one fact by id (a content-free tombstone is kept).
 
     Example: memvault memory delete k3v9qa --yes
     """
     vault = state(ctx).vault()
     fact = vault.memory.get(fact_id)
-    if not wants_json(ctx, json_out):
+    if not wants_json(ctx):
         console().print(f"{fact.id}: {esc(fact.text)}")
     if not confirm("Forget this fact?", yes=yes, action="delete a fact"):
-        raise typer.Exit(1)
+        ctx.exit(1)
     result = vault.memory.forget([fact.id], permanent=permanent)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json(result.to_dict())
     else:
         console().print(f"forgot {fact.id}")
 
 
-@memory_app.command("clear")
-def clear(
-    ctx: typer.Context,
-    permanent: bool = typer.Option(False, "--permanent", help="Also erase their history."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
-    json_out: bool = JSON_OPT,
-) -> None:
+@memory_group.command("clear")
+@click.option("--permanent", is_flag=True, help="Also erase their history.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_context
+def clear(ctx: click.Context, permanent: bool, yes: bool) -> None:
     """Forget every fact in Memory.md (headings and prose stay).
 
     Example: memvault memory clear --yes
@@ -141,30 +137,32 @@ def clear(
     vault = state(ctx).vault()
     count = len([f for f in vault.memory.all() if f.editable])
     if not confirm(f"Forget all {count} facts?", yes=yes, action="clear memory"):
-        raise typer.Exit(1)
+        ctx.exit(1)
     result = vault.memory.clear(permanent=permanent)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json(result.to_dict())
     else:
         console().print(f"forgot {len(result.forgotten)} fact(s)")
 
 
-@memory_app.command("restore")
-def restore(ctx: typer.Context, fact_id: str = typer.Argument(..., metavar="ID"),
-            json_out: bool = JSON_OPT) -> None:
+@memory_group.command("restore")
+@click.argument("fact_id", metavar="ID")
+@click.pass_context
+def restore(ctx: click.Context, fact_id: str) -> None:
     """Undo a forget: bring the fact back from its history, with the same id.
 
     Example: memvault memory restore k3v9qa
     """
     fact = state(ctx).vault().memory.restore(fact_id)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"fact": fact.to_dict()})
     else:
         console().print(f"[green]restored[/green] {fact.id}: {esc(fact.text)}")
 
 
-@memory_app.command("open")
-def open_memory(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
+@memory_group.command("open")
+@click.pass_context
+def open_memory(ctx: click.Context) -> None:
     """Open Memory.md in $EDITOR (or print its path when there is no editor or terminal).
 
     Example: EDITOR=vim memvault memory open
@@ -177,10 +175,10 @@ def open_memory(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
                            f"{vault.backend.name}); use `memvault memory edit`")
     path = vault.root / vault.layout.memory
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    if wants_json(ctx, json_out) or not editor or not os.isatty(0) or not os.isatty(1):
-        if wants_json(ctx, json_out):
+    if wants_json(ctx) or not editor or not os.isatty(0) or not os.isatty(1):
+        if wants_json(ctx):
             print_json({"path": str(path)})
         else:
-            typer.echo(str(path))
+            click.echo(str(path))
         return
-    raise typer.Exit(subprocess.call([*shlex.split(editor), str(path)]))
+    ctx.exit(subprocess.call([*shlex.split(editor), str(path)]))

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import typer
+import click
 
+from memvault.cli.base import group
 from memvault.cli.state import console, esc, print_json, state, wants_json
 
-policy_app = typer.Typer(help="The user's hard limits (Policy.md); only `policy set` or "
-                              "your own hand edit changes them.\n\n"
-                              "Example: memvault policy set max_trade_usd 2500", no_args_is_help=True)
-JSON_OPT = typer.Option(False, "--json", help="JSON output.")
+policy_group = group("policy", "The user's hard limits (Policy.md); only `policy set` or your "
+                               "own hand edit changes them.\n\n"
+                               "Example: memvault policy set max_trade_usd 2500")
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(policy_app, name="policy")
-
-
-@policy_app.command("show")
-def show(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
+@policy_group.command("show")
+@click.pass_context
+def show(ctx: click.Context) -> None:
     """The limits in effect (exit 1 when Policy.md is invalid: nothing is guessed).
 
     Example: memvault policy show --json
@@ -27,7 +24,7 @@ def show(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
     if not st.valid:
         raise st.error()
     limits = st.limits()
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"path": st.path, "exists": st.exists, "limits": limits,
                     "lines": {k: v for k, v in st.lines.items()}})
         return
@@ -45,14 +42,14 @@ def show(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
         out.print(f"{row['key']}: {esc(shown)}  [dim]{esc(row['meaning'])}[/dim]")
 
 
-@policy_app.command("set")
-def set_(ctx: typer.Context, key: str = typer.Argument(..., metavar="KEY"),
-         value: str = typer.Argument(..., metavar="VALUE",
-                                     help="A number, true/false, HH:MM-HH:MM, or a list: a, b; "
-                                          "'none' clears the limit."),
-         json_out: bool = JSON_OPT) -> None:
-    """Set one limit. The value and the resulting file are validated first; an invalid
-    value is refused and Policy.md is left unchanged.
+@policy_group.command("set")
+@click.argument("key", metavar="KEY")
+@click.argument("value", metavar="VALUE")
+@click.pass_context
+def set_(ctx: click.Context, key: str, value: str) -> None:
+    """Set limit KEY to VALUE (a number, true/false, HH:MM-HH:MM, or a list: a, b; 'none'
+    clears it). The value and the resulting file are validated first; an invalid value is
+    refused and Policy.md is left unchanged.
 
     Example: memvault policy set max_trade_usd 2500
     """
@@ -61,7 +58,7 @@ def set_(ctx: typer.Context, key: str = typer.Argument(..., metavar="KEY"),
     from memvault.services.policy import _jsonable
 
     written = _jsonable(getattr(policy, key.strip().casefold()))
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"path": vault.layout.policy, "key": key.strip().casefold(),
                     "value": written})
         return
@@ -70,15 +67,16 @@ def set_(ctx: typer.Context, key: str = typer.Argument(..., metavar="KEY"),
                     f"{esc(vault.layout.policy)}")
 
 
-@policy_app.command("check")
-def check(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
+@policy_group.command("check")
+@click.pass_context
+def check(ctx: click.Context) -> None:
     """Validate Policy.md after a hand edit: each problem with key, value, reason, line.
 
     Example: memvault policy check
     """
     vault = state(ctx).vault()
     st = vault.policy.check()
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"path": st.path, "valid": st.valid, "exists": st.exists,
                     "issues": [i.to_dict() for i in st.issues]})
     elif st.valid:
@@ -86,6 +84,6 @@ def check(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
         console().print(f"[green]ok[/green] {esc(st.path)}: {what}")
     else:
         for issue in st.issues:
-            typer.echo(f"{st.path}: {issue}", err=True)
+            click.echo(f"{st.path}: {issue}", err=True)
     if not st.valid:
-        raise typer.Exit(1)
+        ctx.exit(1)

@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-import typer
+import click
 
+from memvault.cli.base import group
 from memvault.cli.state import console, esc, print_json, state, wants_json
 
-profile_app = typer.Typer(help="Who the user is: the properties of Profile.md.\n\n"
-                               "Example: memvault profile set timezone Europe/Lisbon",
-                          no_args_is_help=True)
-JSON_OPT = typer.Option(False, "--json", help="JSON output.")
+profile_group = group("profile", "Who the user is: the properties of Profile.md.\n\n"
+                                 "Example: memvault profile set timezone Europe/Lisbon")
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(profile_app, name="profile")
-
-
-@profile_app.command("show")
-def show(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
+@profile_group.command("show")
+@click.pass_context
+def show(ctx: click.Context) -> None:
     """The properties of Profile.md, with their lines.
 
     Example: memvault profile show --json
     """
     info = state(ctx).vault().profile.show()
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json(info)
         return
     out = console()
@@ -37,18 +33,19 @@ def show(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
         out.print(f"{esc(key)}: {esc(shown)}")
 
 
-@profile_app.command("set")
-def set_(ctx: typer.Context, key: str = typer.Argument(..., metavar="KEY"),
-         value: str = typer.Argument(..., metavar="VALUE",
-                                     help="Text; for a list property: a, b, c"),
-         json_out: bool = JSON_OPT) -> None:
-    """Set one property; only its lines in Profile.md change.
+@profile_group.command("set")
+@click.argument("key", metavar="KEY")
+@click.argument("value", metavar="VALUE")
+@click.pass_context
+def set_(ctx: click.Context, key: str, value: str) -> None:
+    """Set property KEY to VALUE (text; for a list property: a, b, c); only its lines in
+    Profile.md change.
 
     Example: memvault profile set timezone Europe/Lisbon
     """
     vault = state(ctx).vault()
     written = vault.profile.set(key, value)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"path": vault.layout.profile, "key": key, "value": written})
     else:
         console().print(f"[green]set[/green] {esc(key)} in {esc(vault.layout.profile)}")

@@ -1,5 +1,5 @@
-"""Proposal commands: `proposals list`, `accept`, `reject`, `correct`, `propose`,
-and the interactive `review`.
+"""Proposal commands: `proposals list`, `accept`, `reject`, `correct`, `propose`, and the
+interactive `review`.
 
 Thin: each command parses its arguments, calls `vault.proposals`, and renders. `review`
 needs a real terminal (it asks questions); without one it refuses and points to the
@@ -8,28 +8,19 @@ one-shot commands. Nothing here writes Policy.md.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any
 
-import typer
+import click
 
+from memvault.cli.base import group
+from memvault.cli.facts import FACT_CATEGORY_HELP
 from memvault.cli.state import console, esc, print_json, state, wants_json
 
-proposals_app = typer.Typer(help="Proposals waiting for review in Inbox.md.\n\n"
-                                 "Example: memvault proposals list --json",
-                            no_args_is_help=True)
-JSON_OPT = typer.Option(False, "--json", help="JSON output.")
+proposals_group = group("proposals", "Proposals waiting for review in Inbox.md.\n\n"
+                                     "Example: memvault proposals list --json")
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(proposals_app, name="proposals")
-    app.command("accept")(accept)
-    app.command("reject")(reject)
-    app.command("correct")(correct)
-    app.command("propose")(propose)
-    app.command("review")(review)
-
-
-def _proposals_table(proposals) -> None:  # type: ignore[no-untyped-def]
+def _proposals_table(proposals: list[Any]) -> None:
     from rich.table import Table
 
     table = Table(show_lines=False)
@@ -45,15 +36,16 @@ def _proposals_table(proposals) -> None:  # type: ignore[no-untyped-def]
     console().print(table)
 
 
-@proposals_app.command("list")
-def list_proposals(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
+@proposals_group.command("list")
+@click.pass_context
+def list_proposals(ctx: click.Context) -> None:
     """Proposals waiting in Inbox.md (ticked boxes and deleted lines are applied first).
 
     Example: memvault proposals list --json
     """
     vault = state(ctx).vault()
     proposals = vault.proposals.list()
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"proposals": [p.to_dict() for p in proposals], "path": vault.layout.inbox})
         return
     if not proposals:
@@ -63,73 +55,84 @@ def list_proposals(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
     console().print("[dim]memvault accept ID · reject ID · correct ID TEXT · review[/dim]")
 
 
-def accept(ctx: typer.Context, proposal_id: str = typer.Argument(..., metavar="ID"),
-           json_out: bool = JSON_OPT) -> None:
-    """Accept a proposal: it moves to Memory.md (or Lessons.md), keeping its id.
+@click.command("accept")
+@click.argument("proposal_id", metavar="ID")
+@click.pass_context
+def accept(ctx: click.Context, proposal_id: str) -> None:
+    """Accept proposal ID: it moves to Memory.md (or Lessons.md), keeping its id.
 
     Example: memvault accept p7f3a1
     """
     record = state(ctx).vault().proposals.accept(proposal_id)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"accepted": record.to_dict()})
     else:
         console().print(f"[green]accepted[/green] {record.id}: {esc(record.text)}")
 
 
-def reject(ctx: typer.Context, proposal_id: str = typer.Argument(..., metavar="ID"),
-           json_out: bool = JSON_OPT) -> None:
-    """Reject a proposal: removed, and never proposed again (a content-free key is kept).
+@click.command("reject")
+@click.argument("proposal_id", metavar="ID")
+@click.pass_context
+def reject(ctx: click.Context, proposal_id: str) -> None:
+    """Reject proposal ID: removed, and never proposed again (a content-free key is kept).
 
     Example: memvault reject p7f3a1
     """
     record = state(ctx).vault().proposals.reject(proposal_id)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"rejected": {"id": record.id, "category": record.category}})
     else:
         console().print(f"rejected {record.id}")
 
 
-def correct(ctx: typer.Context, proposal_id: str = typer.Argument(..., metavar="ID"),
-            text: str = typer.Argument(..., help="Your wording of the fact."),
-            category: Optional[str] = typer.Option(None, "--category", "-c"),
-            json_out: bool = JSON_OPT) -> None:
-    """Accept a proposal with your wording (it becomes an explicit record).
+@click.command("correct")
+@click.argument("proposal_id", metavar="ID")
+@click.argument("text")
+@click.option("--category", "-c", help="The category to save it under.")
+@click.pass_context
+def correct(ctx: click.Context, proposal_id: str, text: str, category: str | None) -> None:
+    """Accept proposal ID in your own wording TEXT (it becomes an explicit record).
 
     Example: memvault correct p7f3a1 "I prefer short answers" --category communication
     """
     record = state(ctx).vault().proposals.correct(proposal_id, text, category)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"accepted": record.to_dict(), "corrected": True})
     else:
         console().print(f"[green]accepted (corrected)[/green] {record.id}: {esc(record.text)}")
 
 
-def propose(ctx: typer.Context, text: str = typer.Argument(..., help="The proposed fact."),
-            category: Optional[str] = typer.Option(None, "--category", "-c"),
-            kind: str = typer.Option("fact", "--kind", help="fact or lesson."),
-            evidence: Optional[list[str]] = typer.Option(None, "--evidence", "-e",
-                                                         help="Lessons: event ids or trade "
-                                                              "hashes (repeatable)."),
-            source: str = typer.Option("agent", "--source", help="Who proposes (src: key)."),
-            json_out: bool = JSON_OPT) -> None:
-    """Suggest a fact (or lesson) for the user to review; nothing is saved until accepted.
+@click.command("propose")
+@click.argument("text")
+@click.option("--category", "-c", help=f"Facts: {FACT_CATEGORY_HELP} Lessons: see "
+                                       "`memvault lesson propose -h`.")
+@click.option("--kind", default="fact", show_default=True, help="fact or lesson.")
+@click.option("--evidence", "-e", multiple=True,
+              help="Lessons: event ids or trade hashes (repeatable).")
+@click.option("--source", default="agent", show_default=True, help="Who proposes (src: key).")
+@click.pass_context
+def propose(ctx: click.Context, text: str, category: str | None, kind: str,
+            evidence: tuple[str, ...], source: str) -> None:
+    """Suggest a fact (or lesson) TEXT for the user to review; nothing is saved until
+    accepted.
 
     Example: memvault propose "I prefer metric units" --category preference --json
     """
     vault = state(ctx).vault()
     if kind == "lesson":
-        result = vault.lessons.propose(text, category or "", evidence, source=source)
+        result = vault.lessons.propose(text, category or "", list(evidence) or None,
+                                       source=source)
     elif evidence:
         from memvault.errors import UsageError
 
         raise UsageError("--evidence goes with --kind lesson")
     else:
         result = vault.proposals.propose(text, category, kind=kind, source=source)
-    _print_propose(ctx, result, json_out)
+    print_propose(ctx, result)
 
 
-def _print_propose(ctx: typer.Context, result, json_out: bool) -> None:  # type: ignore[no-untyped-def]
-    if wants_json(ctx, json_out):
+def print_propose(ctx: click.Context, result: Any) -> None:
+    if wants_json(ctx):
         print_json(result.to_dict())
         return
     if result.status == "proposed":
@@ -143,7 +146,9 @@ def _print_propose(ctx: typer.Context, result, json_out: bool) -> None:  # type:
         console().print(f"not proposed: {result.status}")
 
 
-def review(ctx: typer.Context) -> None:
+@click.command("review")
+@click.pass_context
+def review(ctx: click.Context) -> None:
     """Walk the inbox: accept, correct, reject or skip each proposal (needs a terminal).
 
     Example: memvault review

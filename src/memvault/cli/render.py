@@ -59,6 +59,9 @@ def history_lines(history: list[dict[str, Any]]) -> None:
         return
     c.print("[bold]history[/bold]")
     for ev in history:
-        detail = ev.get("text")
         line = f"  {when(ev.get('ts'))}  {ev.get('type')}"
-        c.print(esc(line) + (f"  {esc(repr(detail))}" if detail else ""))
+        detail = f"  {esc(repr(ev['text']))}" if ev.get("text") else ""
+        if ev.get("previous_category"):
+            detail += f"  [dim]category {esc(str(ev['previous_category']))} → " \
+                      f"{esc(str(ev.get('category')))}[/dim]"
+        c.print(esc(line) + detail)

@@ -5,28 +5,22 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Optional
+from typing import Any
 
-import typer
+import click
 
+from memvault.cli.base import group
 from memvault.cli.state import console, esc, notice, print_json, state, wants_json
 from memvault.state_paths import INDEX
 
-index_app = typer.Typer(help=f"The search index ({INDEX}, a rebuildable cache).\n\n"
-                             "Example: memvault index rebuild",
-                        no_args_is_help=True)
-JSON_OPT = typer.Option(False, "--json", help="JSON output.")
+index_group = group("index", f"The search index ({INDEX}, a rebuildable cache).\n\n"
+                             "Example: memvault index rebuild")
 PROGRESS_FROM = 300
 """Show a progress bar when at least this many files are (re)indexed on a terminal."""
 
 
-def register(app: typer.Typer) -> None:
-    app.command("search")(search)
-    app.add_typer(index_app, name="index")
-
-
 @contextmanager
-def _progress(ctx: typer.Context) -> Iterator[Callable[[int, int], None] | None]:
+def _progress(ctx: click.Context) -> Iterator[Callable[[int, int], None] | None]:
     if state(ctx).quiet or not sys.stderr.isatty():
         yield None
         return
@@ -52,7 +46,7 @@ def _progress(ctx: typer.Context) -> Iterator[Callable[[int, int], None] | None]
             bar["p"].stop()
 
 
-def _show_notices(ctx: typer.Context, notices: list[str]) -> None:
+def _show_notices(ctx: click.Context, notices: list[str]) -> None:
     for line in notices:
         notice(ctx, f"note: {line}")
 
@@ -63,20 +57,20 @@ def _highlight(snippet: str) -> str:
     return esc(snippet).replace(HL_OPEN, "[bold yellow]").replace(HL_CLOSE, "[/bold yellow]")
 
 
-def search(
-    ctx: typer.Context,
-    query: str = typer.Argument(..., help='Words (all required), "a phrase", prefix*, -exclude, '
-                                          "a OR b."),
-    limit: int = typer.Option(10, "--limit", "-n", help="At most this many results."),
-    path: Optional[str] = typer.Option(None, "--path", "-p", metavar="GLOB",
-                                       help="Only notes whose vault path matches (e.g. 'Venues/*')."),
-    tag: Optional[str] = typer.Option(None, "--tag", "-t",
-                                      help="Only notes with this tag (nested tags included)."),
-    memory: bool = typer.Option(False, "--memory", "-m",
-                                help="Search facts, lessons and proposals (with their ids)."),
-    json_out: bool = JSON_OPT,
-) -> None:
-    """Search every note in the vault (full text, BM25, typo-tolerant titles and tags).
+@click.command("search")
+@click.argument("query")
+@click.option("--limit", "-n", type=int, default=10, show_default=True,
+              help="At most this many results.")
+@click.option("--path", "-p", metavar="GLOB",
+              help="Only notes whose vault path matches (e.g. 'Projects/*').")
+@click.option("--tag", "-t", help="Only notes with this tag (nested tags included).")
+@click.option("--memory", "-m", is_flag=True,
+              help="Search facts, lessons and proposals (with their ids).")
+@click.pass_context
+def search(ctx: click.Context, query: str, limit: int, path: str | None, tag: str | None,
+           memory: bool) -> None:
+    """Search every note in the vault for QUERY (full text, BM25, typo-tolerant titles and
+    tags): words (all required), "a phrase", prefix*, -exclude, a OR b.
 
     Example: memvault search "internal links" --tag plugins --limit 5
     """
@@ -92,7 +86,7 @@ def search(
             hits = service.search(query, limit=limit, path_glob=path, tag=tag,
                                   progress=progress)
     notices = list(service.notices)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         results = [h.to_dict() for h in (mem_hits if memory else hits)]
         print_json({"query": query, "results": results, "notices": notices})
         return
@@ -116,8 +110,9 @@ def search(
             out.print(f"  {_highlight(h.snippet)}")
 
 
-@index_app.command("rebuild")
-def rebuild(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
+@index_group.command("rebuild")
+@click.pass_context
+def rebuild(ctx: click.Context) -> None:
     """Delete the index and read every note again (nothing is lost: it is a cache).
 
     Example: memvault index rebuild
@@ -125,7 +120,7 @@ def rebuild(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
     service = state(ctx).vault().search
     with _progress(ctx) as progress:
         result = service.rebuild(progress)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"rebuilt": True, **result.to_dict(), "notices": service.notices})
         return
     _show_notices(ctx, service.notices)
@@ -134,8 +129,9 @@ def rebuild(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
                        if result.skipped else ""))
 
 
-@index_app.command("status")
-def status(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
+@index_group.command("status")
+@click.pass_context
+def status(ctx: click.Context) -> None:
     """What the index holds, after bringing it up to date.
 
     Example: memvault index status --json
@@ -144,7 +140,7 @@ def status(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
     with _progress(ctx) as progress:
         result = service.refresh(progress)
     info = service.status()
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({**info, "refreshed": result.to_dict(), "notices": service.notices})
         return
     _show_notices(ctx, service.notices)

@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import typer
+import click
 
 from memvault.cli.state import state
 
 
-def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
-
-
-def serve(
-    ctx: typer.Context,
-    access: str = typer.Option("propose", "--access",
-                               help="read: only reading tools; propose (default): agents may "
-                                    "suggest memories into Inbox.md; write: also remember, "
-                                    "edit, forget, accept, reject, trade record. Policy.md is "
-                                    "never writable over MCP."),
-    watch: bool = typer.Option(True, "--watch/--no-watch",
-                               help="Also run the vault watcher in the background."),
-) -> None:
+@click.command("serve")
+@click.option("--access", default="propose", show_default=True,
+              help="read: only reading tools; propose: agents may suggest memories into "
+                   "Inbox.md; write: also remember, edit, forget, accept, reject, trade "
+                   "record. Policy.md is never writable over MCP.")
+@click.option("--watch/--no-watch", default=True, show_default=True,
+              help="Also run the vault watcher in the background.")
+@click.pass_context
+def serve(ctx: click.Context, access: str, watch: bool) -> None:
     """Serve this vault to AI agents over MCP (stdio). Logs go to stderr.
 
     With --verbose, every change the watcher sees in the vault is logged (stderr).

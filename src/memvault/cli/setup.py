@@ -3,63 +3,61 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
-import typer
+import click
 
 from memvault.cli.state import console, esc, print_json, state, wants_json
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("init")
-    def init(
-        ctx: typer.Context,
-        path: Optional[Path] = typer.Argument(None, help="Vault folder (default: --vault, "
-                                              "MEMVAULT_VAULT, or the current folder)."),
-        git: Optional[bool] = typer.Option(None, "--git/--no-git",
-                                           help="Install the git merge driver (`memvault sync "
-                                                "--setup`); default: when the folder has .git."),
-        json_out: bool = typer.Option(False, "--json", help="JSON output."),
-    ) -> None:
-        """Create the memvault layout in a vault. Idempotent; never overwrites a file.
+@click.command("init")
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--git/--no-git", default=None,
+              help="Install the git merge driver (`memvault sync --setup`); default: when the "
+                   "folder has .git.")
+@click.pass_context
+def init(ctx: click.Context, path: Path | None, git: bool | None) -> None:
+    """Create the memvault layout in the vault folder PATH (default: --vault,
+    MEMVAULT_VAULT, or the current folder). Idempotent; never overwrites a file.
 
-        With MEMVAULT_BACKEND=github the layout is created in the GitHub repository.
+    With MEMVAULT_BACKEND=github the layout is created in the GitHub repository.
 
-        Example: memvault init ~/Notes
-        """
-        import os
+    Example: memvault init ~/Notes
+    """
+    import os
 
-        from memvault.services.setup import init_vault
+    from memvault.services.setup import init_vault
 
-        st = state(ctx)
-        root = (path or Path(st.vault_path or Path.cwd())).expanduser().absolute()
-        remote = os.environ.get("MEMVAULT_BACKEND", "fs") != "fs"
-        backend = None
-        if remote:
-            from memvault.config import parse_config
-            from memvault.services.vault import _remote_backend
-            from memvault.state_paths import CONFIG
+    st = state(ctx)
+    root = (path or Path(st.vault_path or Path.cwd())).expanduser().absolute()
+    remote = os.environ.get("MEMVAULT_BACKEND", "fs") != "fs"
+    backend = None
+    if remote:
+        from memvault.config import parse_config
+        from memvault.services.vault import _remote_backend
+        from memvault.state_paths import CONFIG
 
-            local = root / CONFIG
-            backend = _remote_backend(os.environ["MEMVAULT_BACKEND"], parse_config(
-                local.read_bytes() if local.is_file() else None))
-        report = init_vault(root, scope=st.scope, backend=backend)
-        if report.root and backend is not None:
-            report.root = backend.describe()
-        git_lines: list[str] = []
-        if git or (git is None and not remote and (root / ".git").exists()):
-            from memvault.services.sync import GitSync
-            from memvault.services.vault import Vault
+        local = root / CONFIG
+        backend = _remote_backend(os.environ["MEMVAULT_BACKEND"], parse_config(
+            local.read_bytes() if local.is_file() else None))
+    report = init_vault(root, scope=st.scope, backend=backend)
+    if report.root and backend is not None:
+        report.root = backend.describe()
+    git_lines: list[str] = []
+    if git or (git is None and not remote and (root / ".git").exists()):
+        from memvault.services.sync import GitSync
+        from memvault.services.vault import Vault
 
-            git_lines = GitSync(Vault.open(root, scope=st.scope)).setup().lines()
-        if wants_json(ctx, json_out):
-            print_json({**report.to_dict(), "git": git_lines})
-            return
-        c = console()
-        c.print(f"vault: {esc(report.root)}")
-        for p in report.created:
-            c.print(f"  [green]created[/green] {esc(p)}")
-        for p in report.kept:
-            c.print(f"  [dim]kept    {esc(p)}[/dim]")
-        for line in git_lines:
-            c.print(f"  {esc(line)}")
+        git_lines = GitSync(Vault.open(root, scope=st.scope)).setup().lines()
+    if wants_json(ctx):
+        print_json({**report.to_dict(), "git": git_lines})
+        return
+    if st.quiet:
+        return
+    c = console()
+    c.print(f"vault: {esc(report.root)}")
+    for p in report.created:
+        c.print(f"  [green]created[/green] {esc(p)}")
+    for p in report.kept:
+        c.print(f"  [dim]kept    {esc(p)}[/dim]")
+    for line in git_lines:
+        c.print(f"  {esc(line)}")

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import typer
+import click
 
 from memvault.errors import NeedsConfirmation
 
@@ -54,15 +54,16 @@ class AppState:
                 sys.stderr.write(f"inbox: {action} {record.id} {record.text!r}\n")
 
 
-def state(ctx: typer.Context) -> AppState:
+def state(ctx: click.Context) -> AppState:
     root = ctx.find_root()
     if not isinstance(root.obj, AppState):
         root.obj = AppState()
     return root.obj
 
 
-def wants_json(ctx: typer.Context, local_flag: bool) -> bool:
-    return local_flag or state(ctx).json
+def wants_json(ctx: click.Context) -> bool:
+    """`--json` was given (anywhere on the command line)."""
+    return state(ctx).json
 
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
@@ -97,7 +98,7 @@ def err_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def notice(ctx: typer.Context, message: str) -> None:
+def notice(ctx: click.Context, message: str) -> None:
     """A side remark on stderr (hidden by --quiet)."""
     if not state(ctx).quiet:
         err_console().print(printable(message), markup=False)
@@ -118,7 +119,7 @@ def confirm(question: str, *, yes: bool, action: str) -> bool:
     if not sys.stdin.isatty():
         raise NeedsConfirmation(f"refusing to {action} without confirmation: no terminal; "
                                 "pass --yes to confirm")
-    return typer.confirm(question, default=False, err=True)
+    return click.confirm(question, default=False, err=True)
 
 
 def esc(text: str) -> str:

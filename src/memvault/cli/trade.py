@@ -4,39 +4,29 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
-import typer
+import click
 
+from memvault.cli.base import group
 from memvault.cli.state import console, esc, notice, print_json, state, warn, wants_json
 from memvault.state_paths import CONFIG
 
-trade_app = typer.Typer(help="Validated trades: record them as notes, read them back.\n\n"
-                             "Example: memvault trade record trades.json",
-                        no_args_is_help=True)
-journal_app = typer.Typer(help="The day notes of validated activity (Journal/).\n\n"
-                               "Example: memvault journal show 2026-11-24",
-                          no_args_is_help=True)
-JSON_OPT = typer.Option(False, "--json", help="JSON output.")
+trade_group = group("trade", "Validated trades: record them as notes, read them back.\n\n"
+                             "Example: memvault trade record trades.json")
+journal_group = group("journal", "The day notes of validated activity (Journal/).\n\n"
+                                 "Example: memvault journal show 2026-11-24")
 
 
-def register(app: typer.Typer) -> None:
-    app.add_typer(trade_app, name="trade")
-    app.add_typer(journal_app, name="journal")
-    app.command("learn")(learn)
-
-
-@trade_app.command("record")
-def record(ctx: typer.Context,
-           source: str = typer.Argument(..., metavar="FILE|-",
-                                        help="JSON: one trade, an array, or JSON lines; - "
-                                             "reads stdin."),
-           no_learn: bool = typer.Option(False, "--no-learn",
-                                         help="Do not run inference afterwards (e.g. when "
-                                              "loading history)."),
-           json_out: bool = JSON_OPT) -> None:
-    """Record validated trade(s): Trades/<hash>.md, Reflections/<hash>.md, a journal line
-    and a `trade` event, all or nothing. Re-recording the same trade changes nothing.
+@trade_group.command("record")
+@click.argument("source", metavar="FILE|-")
+@click.option("--no-learn", is_flag=True,
+              help="Do not run inference afterwards (e.g. when loading history).")
+@click.pass_context
+def record(ctx: click.Context, source: str, no_learn: bool) -> None:
+    """Record validated trade(s) from FILE (JSON: one trade, an array, or JSON lines; -
+    reads stdin): Trades/<hash>.md, Reflections/<hash>.md, a journal line and a `trade`
+    event, all or nothing. Re-recording the same trade changes nothing. The first trade
+    also creates the token and venue notes its links point to.
 
     Example: memvault trade record examples/trades/2026-11-24.json
     """
@@ -55,7 +45,7 @@ def record(ctx: typer.Context,
                                       learn=not no_learn)
     if report.learn_error:
         warn(f"learning skipped: {report.learn_error}")
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json(report.to_dict())
         return
     out = console()
@@ -70,16 +60,16 @@ def record(ctx: typer.Context,
                     "`memvault proposals list`)")
 
 
-@trade_app.command("show")
-def show(ctx: typer.Context, hash_: str = typer.Argument(..., metavar="HASH",
-                                                          help="Hash or a unique prefix."),
-         json_out: bool = JSON_OPT) -> None:
-    """One trade note: its properties and summary.
+@trade_group.command("show")
+@click.argument("hash_", metavar="HASH")
+@click.pass_context
+def show(ctx: click.Context, hash_: str) -> None:
+    """One trade note (HASH or a unique prefix of it): its properties and summary.
 
     Example: memvault trade show 0xcde752a9
     """
     info = state(ctx).vault().trades.show(hash_)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json(info)
         return
     out = console()
@@ -91,18 +81,17 @@ def show(ctx: typer.Context, hash_: str = typer.Argument(..., metavar="HASH",
     out.print(info["body"].strip(), markup=False)
 
 
-@trade_app.command("list")
-def list_trades(ctx: typer.Context,
-                since: Optional[str] = typer.Option(None, "--since",
-                                                    help="Only trades on or after this date "
-                                                         "(YYYY-MM-DD, your time zone)."),
-                json_out: bool = JSON_OPT) -> None:
+@trade_group.command("list")
+@click.option("--since", metavar="DATE",
+              help="Only trades on or after this date (YYYY-MM-DD, your time zone).")
+@click.pass_context
+def list_trades(ctx: click.Context, since: str | None) -> None:
     """Recorded trades, oldest first.
 
     Example: memvault trade list --since 2026-11-24 --json
     """
     trades = state(ctx).vault().trades.list(since=since)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"trades": trades})
         return
     if not trades:
@@ -115,18 +104,16 @@ def list_trades(ctx: typer.Context,
                         f"({esc(str(t['network']))})", markup=True)
 
 
-@journal_app.command("show")
-def journal_show(ctx: typer.Context,
-                 day: Optional[str] = typer.Argument(None, metavar="[DATE]",
-                                                     help="YYYY-MM-DD (default: today in your "
-                                                          "time zone)."),
-                 json_out: bool = JSON_OPT) -> None:
-    """One day of the journal.
+@journal_group.command("show")
+@click.argument("day", required=False, metavar="[DATE]")
+@click.pass_context
+def journal_show(ctx: click.Context, day: str | None) -> None:
+    """One day of the journal: DATE as YYYY-MM-DD (default: today in your time zone).
 
     Example: memvault journal show 2026-11-24
     """
     info = state(ctx).vault().trades.journal_day(day)
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json(info)
         return
     if not info["exists"]:
@@ -135,7 +122,9 @@ def journal_show(ctx: typer.Context,
     console().print(info["text"].rstrip(), markup=False)
 
 
-def learn(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
+@click.command("learn")
+@click.pass_context
+def learn(ctx: click.Context) -> None:
     """Propose familiar assets and pairs from repeated validated trades (never accepted
     silently; never risk, profit or venue preferences). Needs `learning = true`.
 
@@ -143,13 +132,13 @@ def learn(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
     """
     vault = state(ctx).vault()
     if not vault.config.learning:
-        if wants_json(ctx, json_out):
+        if wants_json(ctx):
             print_json({"learning": False, "results": []})
         else:
             console().print(f"learning is off (learning = false in {CONFIG})")
         return
     results = vault.learning.run()
-    if wants_json(ctx, json_out):
+    if wants_json(ctx):
         print_json({"learning": True, "results": [r.to_dict() for r in results]})
         return
     proposed = [r for r in results if r.status == "proposed"]

@@ -1,32 +1,27 @@
-"""`memvault export` and `memvault import`. Format and rules:
-services/transfer.py and docs/learning.md. Import validates the whole file before
-writing anything; `--dry-run` only shows the plan."""
+"""`memvault export` and `memvault import`. Format and rules: services/transfer.py and
+docs/learning.md. Import validates the whole file before writing anything; `--dry-run`
+only shows the plan."""
 
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
-import typer
+import click
 
 from memvault.cli.state import console, esc, print_json, state, wants_json
 
-JSON_OPT = typer.Option(False, "--json", help="JSON output.")
 PROGRESS_MIN = 50
 
 
-def register(app: typer.Typer) -> None:
-    app.command("export")(export)
-    app.command("import")(import_)
-
-
-def export(ctx: typer.Context,
-           output: Optional[str] = typer.Option(None, "--output", "-o",
-                                                help="Write to this file (default: stdout)."),
-           ) -> None:
+@click.command("export")
+@click.option("--output", "-o", metavar="FILE", help="Write to this file (default: stdout).")
+@click.pass_context
+def export(ctx: click.Context, output: str | None) -> None:
     """Export facts, preferences, lessons, proposals and controls as versioned JSON (v2).
 
-    Forgotten text is never exported (only content-free tombstone keys).
+    The export is JSON already: on stdout it is the one document `--json` asks for; with
+    --output and --json, stdout gets {"output": FILE, "records": N}. Forgotten text is
+    never exported (only content-free tombstone keys).
 
     Example: memvault export --output memory-backup.json
     """
@@ -43,19 +38,20 @@ def export(ctx: typer.Context,
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
-    if not state(ctx).quiet:
-        count = sum(len(data[k]) for k in ("facts", "preferences", "lessons", "proposals"))
+    count = sum(len(data[k]) for k in ("facts", "preferences", "lessons", "proposals"))
+    if wants_json(ctx):
+        print_json({"output": str(path), "records": count})
+    elif not state(ctx).quiet:
         console().print(f"exported {count} record(s) to {esc(str(path))}")
 
 
-def import_(ctx: typer.Context,
-            source: str = typer.Argument(..., metavar="FILE",
-                                         help="A memvault export (v1 or v2), or a Markdown "
-                                              "bullet list; - for stdin."),
-            dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; "
-                                                                  "write nothing."),
-            json_out: bool = JSON_OPT) -> None:
-    """Import memories; inferred or foreign items arrive as proposals for review.
+@click.command("import")
+@click.argument("source", metavar="FILE")
+@click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.pass_context
+def import_(ctx: click.Context, source: str, dry_run: bool) -> None:
+    """Import memories from FILE (a memvault export, v1 or v2, or a Markdown bullet list;
+    - for stdin); inferred or foreign items arrive as proposals for review.
 
     Example: memvault import saved-memories.md --dry-run
     """
@@ -73,7 +69,7 @@ def import_(ctx: typer.Context,
     st = state(ctx)
     service = st.vault().transfer
     plan = service.plan(data, where)
-    as_json = wants_json(ctx, json_out)
+    as_json = wants_json(ctx)
     if not dry_run and plan.changes:
         if len(plan.actions) >= PROGRESS_MIN and sys.stderr.isatty() and not as_json:
             from rich.progress import Progress

@@ -6,46 +6,42 @@ import json
 import sys
 import threading
 
-import typer
+import click
 
 from memvault.cli.state import notice, state, wants_json
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("watch")
-    def watch(
-        ctx: typer.Context,
-        debounce: float = typer.Option(150, "--debounce", min=0, max=10_000,
-                                       help="Quiet time in ms before a changed file is read."),
-        json_out: bool = typer.Option(False, "--json", help="One JSON object per line."),
-    ) -> None:
-        """Watch the vault until Ctrl-C; print one line per changed fact, lesson or proposal.
+@click.command("watch")
+@click.option("--debounce", type=click.FloatRange(0, 10_000), default=150, show_default=True,
+              help="Quiet time in ms before a changed file is read.")
+@click.pass_context
+def watch(ctx: click.Context, debounce: float) -> None:
+    """Watch the vault until Ctrl-C (exit 130); print one line per changed fact, lesson or
+    proposal (with --json, one JSON object per line).
 
-        Ticked Inbox boxes are applied and the search index refreshed. A half-written or
-        invalid file is reported and ignored (the last valid state is kept).
+    Ticked Inbox boxes are applied and the search index refreshed. A half-written or
+    invalid file is reported and ignored (the last valid state is kept).
 
-        Example: memvault watch --json
-        """
-        from memvault.services.watcher import VaultWatcher, WatchEvent
+    Example: memvault watch --json
+    """
+    from memvault.services.watcher import VaultWatcher, WatchEvent
 
-        vault = state(ctx).vault()
-        as_json = wants_json(ctx, json_out)
-        lock = threading.Lock()
+    vault = state(ctx).vault()
+    as_json = wants_json(ctx)
+    lock = threading.Lock()
 
-        def show(event: WatchEvent) -> None:
-            text = json.dumps(event.to_dict(), ensure_ascii=False) if as_json else event.line()
-            with lock:
-                sys.stdout.write(text + "\n")
-                sys.stdout.flush()
+    def show(event: WatchEvent) -> None:
+        text = json.dumps(event.to_dict(), ensure_ascii=False) if as_json else event.line()
+        with lock:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
 
-        watcher = VaultWatcher(vault, show, debounce=debounce / 1000)
-        watcher.start()
-        notice(ctx, f"watching {vault.root} (Ctrl-C to stop)")
-        stop = threading.Event()
-        try:
-            while not stop.wait(3600):
-                pass
-        except KeyboardInterrupt:
+    watcher = VaultWatcher(vault, show, debounce=debounce / 1000)
+    watcher.start()
+    notice(ctx, f"watching {vault.root} (Ctrl-C to stop)")
+    stop = threading.Event()
+    try:
+        while not stop.wait(3600):
             pass
-        finally:
-            watcher.stop()
+    finally:
+        watcher.stop()

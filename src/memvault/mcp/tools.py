@@ -193,7 +193,8 @@ def register_write_tools(server: MCPServer, session: VaultSession) -> None:
                     category: Category = None) -> dict[str, Any]:
         """Correct a fact in Memory.md: the id stays, only its line changes."""
         with session.call() as vault:
-            return {"fact": _fact(vault.memory.edit(id, text, category))}
+            result = vault.memory.edit(id, text, category)
+            return {"fact": _fact(result.fact), "changed": result.changed}
 
     @server.tool(annotations=destructive)
     def memory_forget(id: RecordId) -> dict[str, Any]:

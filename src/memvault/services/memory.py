@@ -54,6 +54,17 @@ class RememberResult:
 
 
 @dataclass(slots=True)
+class EditResult:
+    """The fact after an edit; `changed` is False when the edit asked for what was there."""
+
+    fact: Fact
+    changed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fact": self.fact.to_dict(), "changed": self.changed}
+
+
+@dataclass(slots=True)
 class ForgetResult:
     forgotten: list[Fact]
     permanent: bool
@@ -143,17 +154,29 @@ class MemoryService:
         return result
 
     def edit(self, fact_id: str, text: str | None = None,
-             category: str | None = None) -> Fact:
-        """Correct a fact: same id, `updated` bumped; an inferred fact becomes explicit."""
+             category: str | None = None) -> EditResult:
+        """Correct a fact: same id, `updated` bumped; an inferred fact becomes explicit.
+
+        Asking for the text and category the fact already has (an inferred fact excepted:
+        the edit confirms it) changes nothing: no write, no event, `changed` is False.
+        A category-only edit is journalled with the old and new category, not the text.
+        """
         if text is None and category is None:
             raise InvalidInput("nothing to change: give new text and/or --category")
         new_text = check_record_text(text) if text is not None else None
         new_cat = check_category(category) if category is not None else None
         before: list[Fact] = []
+        changed = [False]
 
         def apply(doc: BulletDocument) -> Fact:
             item = find_one(doc, fact_id, self.path)
-            before[:] = [fact_from_item(item)]
+            old = fact_from_item(item, FACT_CATEGORIES)
+            before[:] = [old]
+            changed[0] = False
+            same_text = new_text is None or new_text == item.text
+            same_cat = new_cat is None or new_cat.lower() == (item.category_raw or "other").lower()
+            if same_text and same_cat and item.meta.get("auth") != "inferred":
+                raise NoChange(old)
             meta = dict(item.meta)
             meta["id"] = item.id
             meta["updated"] = str(_now())
@@ -161,13 +184,20 @@ class MemoryService:
                 meta["auth"] = "explicit"
             doc.replace_item(item, render_updated_item(item, text=new_text, category=new_cat,
                                                        meta=meta))
+            changed[0] = True
             return fact_from_item(doc.find(fact_id)[0])
 
         fact = edit_bullet_file(self.backend, self.path, apply, message="memvault: edit a fact")
-        self.vault.events.append("fact.edited", record=fact.id, text=fact.text,
-                                 previous_text=before[0].text if before else None,
-                                 category=fact.category)
-        return fact
+        old = before[0] if before else None
+        if not changed[0]:
+            return EditResult(fact, changed=False)
+        details: dict[str, Any] = {"category": fact.category}
+        if old is None or fact.text != old.text:
+            details.update(text=fact.text, previous_text=old.text if old else None)
+        if old is not None and fact.category != old.category:
+            details["previous_category"] = old.category
+        self.vault.events.append("fact.edited", record=fact.id, **details)
+        return EditResult(fact, changed=True)
 
     def find_matches(self, query: str) -> list[Fact]:
         """Facts whose id equals `query` or whose text contains it (case-insensitive)."""
