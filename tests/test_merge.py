@@ -214,3 +214,39 @@ def test_disjoint_changes_on_both_sides_always_merge_cleanly(n: int, data) -> No
     got = {it.id: it.text for it in parse_bullets(r.data).items}
     assert got == expected
     assert r.data.startswith(HEAD.encode())
+
+
+def test_the_same_edit_on_both_sides_differing_only_in_updated_merges_to_the_newer() -> None:
+    ours = BASE.replace(fact("bbbbbb", "I live in Oslo"), fact("bbbbbb", "I live in Bergen",
+                                                               updated=50))
+    theirs = BASE.replace(fact("bbbbbb", "I live in Oslo"), fact("bbbbbb", "I live in Bergen",
+                                                                 updated=70))
+    r = merged(BASE, ours, theirs)
+    assert r.clean, r.conflicts
+    assert "I live in Bergen [preference] <!-- id:bbbbbb updated:70 -->" in r.data.decode()
+    assert r.data.decode().count("Bergen") == 1
+    # Symmetric: the newer stamp wins whichever side holds it.
+    r2 = merged(BASE, theirs, ours)
+    assert r2.clean and "updated:70" in r2.data.decode()
+
+
+def test_a_fact_only_touched_on_one_side_takes_the_other_sides_edit() -> None:
+    touched = BASE.replace(fact("aaaaaa", "I like tea"), fact("aaaaaa", "I like tea",
+                                                              updated=90))
+    edited = BASE.replace(fact("aaaaaa", "I like tea"), fact("aaaaaa", "I like coffee",
+                                                             updated=40))
+    for ours, theirs in ((touched, edited), (edited, touched)):
+        r = merged(BASE, ours, theirs)
+        assert r.clean and "I like coffee" in r.data.decode()
+        assert "I like tea" not in r.data.decode()
+
+
+def test_a_conflict_block_shows_this_clones_version_first_during_a_rebase() -> None:
+    upstream = BASE.replace("I live in Oslo", "I live in Bergen")
+    local = BASE.replace("I live in Oslo", "I live in Trondheim")
+    # In a rebase git hands the upstream side as "ours" and the local commit as "theirs".
+    r = merged(BASE, upstream, local, local_is_theirs=True)
+    text = r.data.decode()
+    assert text.index("Trondheim") < text.index("Bergen")
+    r2 = merged(BASE, local, upstream)
+    assert r2.data.decode().index("Trondheim") < r2.data.decode().index("Bergen")

@@ -3,12 +3,15 @@
 `merge_bullet_files(base, ours, theirs)` merges Memory.md, Lessons.md or Inbox.md bytes
 by record id, using the one bullet grammar (`memvault.core.bullets`):
 
-- a fact changed on one side only takes that change; the same change on both is taken once;
+- a fact changed on one side only takes that change; the same change on both is taken once,
+  and two versions that differ only in `updated:` (the same edit made on two machines, a
+  fact merely touched on one side) are one change: the newer timestamp is kept;
 - facts added on either side are all kept, ours first, in each side's order; a fact added
   on both sides with the same text (different ids) is kept once;
 - a deletion beats an unchanged line;
 - the same fact changed differently on both sides keeps both versions between conflict
-  markers that name the fact (`doctor` reports them); so does a fact deleted on one side
+  markers that name the fact, this clone's version first (`local_is_theirs` says that
+  this clone's side is `theirs`, as in a rebase); so does a fact deleted on one side
   and edited on the other, unless the edited text is tombstoned (forgotten) — then the
   forget wins: a forgotten fact never comes back from a machine that still had it;
 - the prose around the facts (headings, notes) merges like git would: a change on one
@@ -25,6 +28,7 @@ not told to drop.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -34,6 +38,7 @@ from memvault.core.lines import Line, TextFile
 CONFLICT_OPEN = "<<<<<<< memvault conflict:"
 CONFLICT_SPLIT = "======="
 CONFLICT_CLOSE = ">>>>>>> memvault conflict end"
+CHANGED_ON_BOTH = "was changed on both sides"
 
 TextMerger = Callable[[bytes, bytes, bytes], tuple[bytes, bool]]
 """merge_text(base, ours, theirs) -> (merged bytes, conflicted)."""
@@ -107,6 +112,17 @@ class _Side:
     def texts(self, item_id: str) -> tuple[str, ...]:
         return tuple(ln.text for ln in self.content(item_id))
 
+    def essence(self, item_id: str) -> tuple[str, ...]:
+        """The item's lines without its `updated:` stamp (what the user would see change)."""
+        return tuple(_UPDATED.sub("", ln.text) for ln in self.content(item_id))
+
+    def updated(self, item_id: str) -> int:
+        value = self.items[item_id].meta.get("updated", "")
+        return int(value) if value.isdigit() else 0
+
+
+_UPDATED = re.compile(r"(?<=[ \t])updated:\S*(?=[ \t]+(?:[A-Za-z_][\w.-]*:\S*[ \t]+)*-->)")
+
 
 def _side(doc: BulletDocument) -> _Side:
     items: dict[str, BulletItem] = {}
@@ -171,10 +187,11 @@ def _sync_regions(base: list[str], a: list[str], b: list[str]) -> list[tuple[int
 
 class _Merger:
     def __init__(self, docs: list[BulletDocument], is_forgotten: Callable[[str], bool],
-                 merge_text: TextMerger) -> None:
+                 merge_text: TextMerger, local_is_theirs: bool) -> None:
         self.b, self.o, self.t = (_side(d) for d in docs)
         self.is_forgotten = is_forgotten
         self.merge_text = merge_text
+        self.local_is_theirs = local_is_theirs
         self.result = MergeResult(b"")
         self.eol = self.o.doc.file.dominant_eol
         self.out: list[Line] = []
@@ -198,12 +215,25 @@ class _Merger:
             bt = b.texts(item_id) if in_b else None
             if ot == tt or tt == bt:
                 self.out.extend(o.content(item_id))
-            elif ot == bt:
+                return
+            if ot == bt:
+                self.out.extend(t.content(item_id))
+                return
+            oe, te = o.essence(item_id), t.essence(item_id)
+            be = b.essence(item_id) if in_b else None
+            if oe == te:  # the same change on both sides; only the time differs
+                newer = t if t.updated(item_id) > o.updated(item_id) else o
+                self.out.extend(newer.content(item_id))
+            elif te == be:  # theirs was only touched: ours holds the change
+                self.out.extend(o.content(item_id))
+            elif oe == be:
                 self.out.extend(t.content(item_id))
             else:
-                self._conflict(item_id, f"fact {item_id} was changed on both sides; keep one "
-                               "version, delete the other and these marker lines",
-                               o.content(item_id), t.content(item_id))
+                local, incoming = (t, o) if self.local_is_theirs else (o, t)
+                self._conflict(item_id, f"fact {item_id} {CHANGED_ON_BOTH} (this clone's "
+                               "version first); run `memvault resolve`, or keep one line and "
+                               "delete the other and these marker lines",
+                               local.content(item_id), incoming.content(item_id))
             return
         side, other = (o, t) if in_o else (t, o)
         if not in_o and not in_t:
@@ -283,9 +313,10 @@ class _Merger:
         elif po == pb:
             self._emit_units(self.t, b0, b1)
         else:
-            merged, conflicted = self.merge_text(
-                _prose_bytes(self.b, z0, z1), _prose_bytes(self.o, a0, a1),
-                _prose_bytes(self.t, b0, b1))
+            local, incoming = _prose_bytes(self.o, a0, a1), _prose_bytes(self.t, b0, b1)
+            if self.local_is_theirs:
+                local, incoming = incoming, local
+            merged, conflicted = self.merge_text(_prose_bytes(self.b, z0, z1), local, incoming)
             if conflicted:
                 self.result.conflicts.append("notes around the facts were changed on both "
                                              "sides (git-style markers)")
@@ -325,15 +356,20 @@ def _prose_bytes(side: _Side, lo: int, hi: int) -> bytes:
 
 def merge_bullet_files(base: bytes, ours: bytes, theirs: bytes, *,
                        is_forgotten: Callable[[str], bool] = lambda _text: False,
-                       merge_text: TextMerger = simple_text_merge) -> MergeResult:
-    """Merge three versions of a bullet file by record id (see the module doc)."""
+                       merge_text: TextMerger = simple_text_merge,
+                       local_is_theirs: bool = False) -> MergeResult:
+    """Merge three versions of a bullet file by record id (see the module doc).
+
+    `merge_text(base, local, incoming)` merges prose; its markers show this clone first.
+    """
     if ours == theirs or theirs == base:
         return MergeResult(ours)
     if ours == base:
         return MergeResult(theirs)
     docs = [parse_bullets(d) for d in (base, ours, theirs)]
     if any(d.readonly_reason for d in docs):
-        merged, conflicted = merge_text(base, ours, theirs)
+        local, incoming = (theirs, ours) if local_is_theirs else (ours, theirs)
+        merged, conflicted = merge_text(base, local, incoming)
         return MergeResult(merged, ["the file is not in memvault's bullet format "
                                     "(merged as text)"] if conflicted else [])
-    return _Merger(docs, is_forgotten, merge_text).run()
+    return _Merger(docs, is_forgotten, merge_text, local_is_theirs).run()
