@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import subprocess
 from pathlib import Path
 
@@ -47,13 +48,19 @@ def fact_ids(root: Path) -> dict[str, str]:
 def test_setup_writes_attributes_ignore_and_driver_config_idempotently(machines) -> None:
     a, _ = machines
     attrs = (a / ".gitattributes").read_text()
-    assert "Pilot/**/Memory.md merge=memvault" in attrs
-    assert ".memvault/tombstones.jsonl merge=memvault" in attrs
+    # Versioned: what every clone can do without setup (git's built-in union).
+    assert "Pilot/**/Memory.md merge=union" in attrs
+    assert ".memvault/tombstones.jsonl merge=union" in attrs
+    # This clone only: the fact-by-fact driver, which takes precedence.
+    info = (a / ".git/info/attributes").read_text()
+    assert "Pilot/**/Memory.md merge=memvault" in info
+    assert git(a, "check-attr", "merge", "Pilot/Memory.md").strip().endswith("memvault")
     assert ".memvault/index.sqlite" in (a / ".gitignore").read_text()
     assert "merge-driver %O %A %B %P" in git(a, "config", "merge.memvault.driver")
     again = Cli(a)("sync", "--setup", "--json")
     report = json.loads(again.stdout)
     assert report["gitattributes_added"] == [] and report["gitignore_added"] == []
+    assert report["info_attributes_added"] == []
     assert (a / ".gitattributes").read_text() == attrs
 
 
@@ -138,7 +145,8 @@ def test_init_in_a_git_folder_installs_the_merge_driver_and_stays_idempotent(
     git(root, "init", "-q")
     first = json.loads(Cli(root)("init", "--json").stdout)
     assert any("merge driver" in line for line in first["git"])
-    assert "merge=memvault" in (root / ".gitattributes").read_text()
+    assert "merge=union" in (root / ".gitattributes").read_text()
+    assert "merge=memvault" in (root / ".git/info/attributes").read_text()
     attrs = (root / ".gitattributes").read_text()
     second = json.loads(Cli(root)("init", "--json").stdout)
     assert second["created"] == [] and (root / ".gitattributes").read_text() == attrs
@@ -169,15 +177,43 @@ def test_a_fact_forgotten_on_one_machine_and_touched_on_the_other_stays_forgotte
     assert (a / "Pilot/Memory.md").read_bytes() == (b / "Pilot/Memory.md").read_bytes()
 
 
-def test_an_unreachable_remote_is_a_one_line_error_and_the_commit_stays_local(
+def test_offline_sync_says_the_work_is_committed_locally_and_waits(
         machines, tmp_path: Path) -> None:
     a, _ = machines
     (tmp_path / "remote.git").rename(tmp_path / "gone.git")
     Cli(a)("remember", "I like rain")
     out = Cli(a)("sync", expect=1)
-    assert out.stderr.startswith("error: git fetch origin failed:") and \
-        len(out.stderr.strip().splitlines()) == 1
+    lines = out.stdout.strip().splitlines()
+    assert lines[0].startswith("committed locally: 2 file(s)")
+    assert lines[-1].startswith("not pushed: cannot reach origin (")
+    assert "committed locally (1 local commit(s) wait)" in lines[-1]
+    assert "next `memvault sync`" in lines[-1] and "repository exists" not in out.stdout
     assert "I like rain" in git(a, "show", "HEAD:Pilot/Memory.md")
+    report = json.loads(Cli(a)("sync", "--json", expect=1).stdout)
+    assert report["pushed"] is False and report["waiting"] == 1
+    assert report["offline"].startswith("cannot reach origin")
+    # Back online: the waiting commit goes out.
+    (tmp_path / "gone.git").rename(tmp_path / "remote.git")
+    back = json.loads(Cli(a)("sync", "--json").stdout)
+    assert back["pushed"] is True and back["pushed_commits"] == 1 and back["waiting"] == 0
+
+
+def test_the_first_sync_to_an_empty_remote_says_pushed(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                "GIT_COMMITTER_EMAIL"):
+        monkeypatch.setenv(var, "t@example.com" if "EMAIL" in var else "t")
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(tmp_path / "empty.git"))
+    a = tmp_path / "a"
+    git(tmp_path, "clone", "-q", str(tmp_path / "empty.git"), str(a))
+    init_vault(a)
+    Cli(a)("remember", "I like tea")
+    report = json.loads(Cli(a)("sync", "--json").stdout)
+    assert report["pushed"] is True and report["remote"] == "origin/main"
+    assert report["pushed_commits"] == 1
+    assert "I like tea" in git(tmp_path / "empty.git", "show", "main:Pilot/Memory.md")
+    human = Cli(a)("sync").stdout
+    assert "up to date with origin/main" in human
 
 
 def test_a_prose_conflict_in_memory_md_is_reported_like_a_fact_conflict(machines) -> None:
@@ -191,3 +227,38 @@ def test_a_prose_conflict_in_memory_md_is_reported_like_a_fact_conflict(machines
     text = (b / "Pilot/Memory.md").read_text()
     assert "Notes from A." in text and "Notes from B." in text
     assert git(b, "status", "--porcelain") == ""  # no rebase left half-done
+
+
+def test_identical_changes_on_two_machines_are_taken_once_without_a_conflict(
+        machines) -> None:
+    a, b = machines
+    oslo = fact_ids(a)["I live in Oslo"]
+    first = json.loads(Cli(a)("propose", "I prefer dark mode", "--json").stdout)
+    second = json.loads(Cli(a)("propose", "I prefer tabs over spaces", "--json").stdout)
+    mem_a = a / "Pilot/Memory.md"
+    mem_a.write_text(mem_a.read_text() + "- A bullet typed by hand\n")
+    Cli(a)("sync")
+    Cli(b)("sync")
+    pids = [first["proposal"]["id"], second["proposal"]["id"]]
+    # The same four changes on each machine, a second apart (so only `updated:` differs).
+    for clone in (a, b):
+        cli = Cli(clone)
+        cli("memory", "edit", oslo, "I live in Bergen")
+        cli("accept", pids[0])
+        inbox = clone / "Pilot/Inbox.md"
+        inbox.write_text(inbox.read_text().replace("- [ ] I prefer tabs", "- [x] I prefer tabs"))
+        cli("doctor", "--fix", expect=None)  # also applies the ticked box
+        if clone == a:
+            Cli(a)("sync")
+            time.sleep(1.1)
+    out = json.loads(Cli(b)("sync", "--json").stdout)
+    assert out["conflicts"] == [] and out["pushed"] is True, out
+    Cli(a)("sync")
+    for clone in (a, b):
+        text = (clone / "Pilot/Memory.md").read_text()
+        assert text.count("I live in Bergen") == 1 and text.count("I prefer dark mode") == 1
+        assert text.count("I prefer tabs over spaces") == 1
+        assert text.count("A bullet typed by hand") == 1 and "<<<<<<<" not in text
+        inbox_text = (clone / "Pilot/Inbox.md").read_text()
+        assert "dark mode" not in inbox_text and "tabs over spaces" not in inbox_text
+    assert (a / "Pilot/Memory.md").read_bytes() == (b / "Pilot/Memory.md").read_bytes()

@@ -10,8 +10,8 @@ from memvault.cli.state import console, esc, notice, print_json, state, wants_js
 
 
 @click.command("sync")
-@click.option("--setup", is_flag=True, help="Install the fact-by-fact merge driver "
-              "(.gitattributes, git config, .gitignore) and stop.")
+@click.option("--setup", is_flag=True, help="Set this clone up to merge memory files safely "
+              "(.gitattributes, .git/info/attributes, the merge driver, .gitignore) and stop.")
 @click.option("--message", "-m", help="Commit message for local changes.")
 @click.pass_context
 def sync(ctx: click.Context, setup: bool, message: str | None) -> None:
@@ -19,7 +19,10 @@ def sync(ctx: click.Context, setup: bool, message: str | None) -> None:
 
     The vault must be a git clone. Memory.md, Lessons.md and Inbox.md merge fact by
     fact; a fact edited differently on two machines is kept twice between conflict
-    markers (`memvault doctor` shows where) and nothing is pushed until it is resolved.
+    markers (`memvault resolve` settles it) and nothing is pushed until it is resolved.
+    Also finishes a rebase or merge that stopped on memory files, and says what was
+    committed locally, what was pushed and what still waits. Exit 1 when something
+    needs you (a conflict, an unreachable remote, a conflict in your own notes).
 
     Example: memvault sync --setup && memvault sync
     """
@@ -40,11 +43,11 @@ def sync(ctx: click.Context, setup: bool, message: str | None) -> None:
     if as_json:
         print_json(result.to_dict())
     else:
-        for line in result.lines():
-            console().print(esc(line))
         for warning in result.warnings:
             notice(ctx, f"warning: {warning}")
-    if result.conflicts:
+        for line in result.lines():
+            console().print(esc(line))
+    if result.needs_attention:
         ctx.exit(1)
 
 

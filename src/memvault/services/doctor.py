@@ -67,6 +67,8 @@ class DoctorService:
         self.backend = vault.backend
         self.checks: list[Any] = []
         """Extra checks other services register: callables returning Findings."""
+        self.fixers: list[Any] = []
+        """Extra repairs for `fix()` other services register: callables returning notes."""
 
     def bullet_files(self) -> list[tuple[str, tuple[str, ...]]]:
         lay = self.vault.layout
@@ -158,6 +160,8 @@ class DoctorService:
 
             fixed.extend(edit_bullet_file(self.backend, path, apply,
                                           message="memvault doctor --fix"))
+        for repair in self.fixers:
+            fixed.extend(repair())
         report = self.check()
         report.fixed = fixed
         return report

@@ -2,7 +2,8 @@
 
 git calls it for the paths `.gitattributes` marks `merge=memvault`, with the ancestor
 (%O), our version (%A, where the result must be written), their version (%B) and the
-path in the repository (%P). Memory.md, Lessons.md and Inbox.md are merged fact by fact
+path in the repository (%P). During a rebase %A is the upstream side and %B the local
+commit being replayed; conflict blocks always show this clone's version first. Memory.md, Lessons.md and Inbox.md are merged fact by fact
 (`memvault.core.merge`); `*.jsonl` journals as unions of lines; anything else with
 `git merge-file`. Exit status 0 means merged, 1 means conflicts were left for the user.
 
@@ -27,6 +28,7 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
+from memvault.backends.fs_git import find_git_dir, operation_in_progress
 from memvault.core.bullets import normalise_text
 from memvault.core.merge import MergeResult, merge_bullet_files, merge_json_lines
 from memvault.layout import SCOPES_FOLDER
@@ -34,29 +36,33 @@ from memvault.state_paths import CONFIG, TOMBSTONES
 
 BULLET_FILES = ("Memory.md", "Lessons.md", "Inbox.md")
 TOMBSTONE_ENV = "MEMVAULT_MERGE_TOMBSTONES"
+PROBE_ENV = "MEMVAULT_DRIVER_PROBE"
+LOCAL_LABEL = "this clone"
+INCOMING_LABEL = "incoming"
 _REFS = ("HEAD", "ORIG_HEAD", "MERGE_HEAD", "REBASE_HEAD", "CHERRY_PICK_HEAD")
 
 
-def git_merge_file(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, bool]:
-    """git's own three-way text merge (`git merge-file -p`)."""
+def git_merge_file(base: bytes, local: bytes, incoming: bytes) -> tuple[bytes, bool]:
+    """git's own three-way text merge (`git merge-file -p`), this clone's side first."""
     with tempfile.TemporaryDirectory(prefix="memvault-merge-") as tmp:
         paths = []
-        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
+        for name, data in (("local", local), ("base", base), ("incoming", incoming)):
             p = Path(tmp, name)
             p.write_bytes(data)
             paths.append(str(p))
-        proc = subprocess.run(["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L",
-                               "theirs", *paths], capture_output=True)
+        proc = subprocess.run(["git", "merge-file", "-p", "-L", LOCAL_LABEL, "-L", "base",
+                               "-L", INCOMING_LABEL, *paths], capture_output=True)
     if proc.returncode < 0 or proc.returncode > 127:
         from memvault.core.merge import simple_text_merge
 
-        return simple_text_merge(base, ours, theirs)
+        return simple_text_merge(base, local, incoming)
     return proc.stdout, proc.returncode != 0
 
 
-def _vault_root(repo_path: str) -> tuple[Path, str]:
-    """The working-tree folder holding `.memvault/config.toml`, and the path inside it."""
-    cwd = Path.cwd()
+def _vault_root(repo_path: str, cwd: Path | None = None) -> tuple[Path, str]:
+    """The working-tree folder holding `.memvault/config.toml`, and the path inside it
+    (git runs the driver at the top of the work tree, which `repo_path` is relative to)."""
+    cwd = cwd or Path.cwd()
     parts = PurePosixPath(repo_path).parts
     for cut in range(len(parts) - 1, -1, -1):
         candidate = cwd.joinpath(*parts[:cut])
@@ -81,8 +87,8 @@ def _scope_of(vault_path: str, home: str) -> str:
     return "default"
 
 
-def _tombstone_sources(root: Path) -> list[bytes]:
-    out: list[bytes] = []
+def _tombstone_sources(root: Path, extra: bytes = b"") -> list[bytes]:
+    out: list[bytes] = [extra] if extra else []
     try:
         out.append((root / TOMBSTONES).read_bytes())
     except OSError:
@@ -127,9 +133,9 @@ def active_tombstone_keys(sources: list[bytes], scope: str) -> set[str]:
     return {k for k, e in latest.items() if e.get("kind") != "lifted"}
 
 
-def forgotten_checker(root: Path, vault_path: str) -> Callable[[str], bool]:
+def forgotten_checker(root: Path, vault_path: str, extra: bytes = b"") -> Callable[[str], bool]:
     salt, home = _config(root)
-    keys = active_tombstone_keys(_tombstone_sources(root), _scope_of(vault_path, home))
+    keys = active_tombstone_keys(_tombstone_sources(root, extra), _scope_of(vault_path, home))
     if not keys:
         return lambda _text: False
 
@@ -140,27 +146,38 @@ def forgotten_checker(root: Path, vault_path: str) -> Callable[[str], bool]:
     return is_forgotten
 
 
-def merge_files(base: bytes, ours: bytes, theirs: bytes, repo_path: str) -> MergeResult:
-    """Merge one file git handed us (see the module doc)."""
+def merge_files(base: bytes, ours: bytes, theirs: bytes, repo_path: str, *,
+                local_is_theirs: bool = False, cwd: Path | None = None,
+                extra_tombstones: bytes = b"") -> MergeResult:
+    """Merge one file git handed us (see the module doc). `local_is_theirs`: this clone's
+    version is `theirs` (during a rebase git replays the local commits onto upstream)."""
     name = PurePosixPath(repo_path).name
     if name in BULLET_FILES:
-        root, vault_path = _vault_root(repo_path)
+        root, vault_path = _vault_root(repo_path, cwd)
         return merge_bullet_files(base, ours, theirs,
-                                  is_forgotten=forgotten_checker(root, vault_path),
-                                  merge_text=git_merge_file)
+                                  is_forgotten=forgotten_checker(root, vault_path,
+                                                                 extra_tombstones),
+                                  merge_text=git_merge_file, local_is_theirs=local_is_theirs)
     if name.endswith(".jsonl"):
         return MergeResult(merge_json_lines(base, ours, theirs))
-    merged, conflicted = git_merge_file(base, ours, theirs)
+    local, incoming = (theirs, ours) if local_is_theirs else (ours, theirs)
+    merged, conflicted = git_merge_file(base, local, incoming)
     return MergeResult(merged, ["text changed on both sides (git-style markers)"]
                        if conflicted else [])
 
 
 def run_driver(base_file: str, ours_file: str, theirs_file: str, repo_path: str) -> int:
     """Entry point for git: writes the result over `ours_file`; returns the exit code."""
+    if os.environ.get(PROBE_ENV):
+        from memvault import __version__
+
+        sys.stdout.write(f"memvault {__version__}\n")  # `memvault sync` checks the driver
     base = Path(base_file).read_bytes()
     ours = Path(ours_file).read_bytes()
     theirs = Path(theirs_file).read_bytes()
-    result = merge_files(base, ours, theirs, repo_path)
+    result = merge_files(base, ours, theirs, repo_path,
+                         local_is_theirs=operation_in_progress(find_git_dir(Path.cwd()))
+                         == "rebase")
     Path(ours_file).write_bytes(result.data)
     for why in result.conflicts:
         sys.stderr.write(f"memvault merge: {repo_path}: {why}\n")

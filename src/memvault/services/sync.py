@@ -1,221 +1,327 @@
 """git sync for a vault that is a git clone: `memvault sync` and `memvault sync --setup`.
 
-`sync` commits memvault's own pending changes (the home folder and `.memvault/`, with a
-clear message), pulls with rebase (the fact-by-fact merge driver does the merging),
-pushes, and reports which facts came in from elsewhere by comparing Memory.md by id
-before and after. A fact edited differently on two machines is left between conflict
-markers in a local commit; nothing is pushed until the user resolves it.
+`sync`, in order:
 
-`setup` writes the `.gitattributes` lines that route memory files to the driver, the
-per-clone git config that defines the driver, and `.gitignore` lines for local caches.
+1. Finishes what an earlier sync, `git pull` or Obsidian Git left open: a rebase or merge
+   stopped on memory files is completed by memvault (fact by fact, from git's conflict
+   stages, whatever the driver did); one stopped on the user's own notes, or an
+   autostash that could not be re-applied, is reported with steps that work (exit 1).
+2. Makes sure this clone merges memory files safely: the versioned `.gitattributes`
+   union lines, this clone's driver lines, and a driver that actually runs (repaired
+   with the current interpreter when its program is gone or another version).
+3. Commits memvault's own pending changes (the home folder, `.memvault/`, and the two
+   git files), with a message naming the machine.
+4. Fetches, rebases onto the remote (the user's other uncommitted notes are stashed and
+   restored by git's `--autostash`), resolving memory files itself when git stops.
+5. Pushes (never forced), and reports what was committed, what came in by fact id, what
+   was pushed and what is still waiting. A fact edited differently on two machines is
+   left between conflict markers in a local commit and nothing is pushed until
+   `memvault resolve` (or a hand edit) settles it.
 
-It calls the `git` command line (the reference behaviour) and never rewrites history,
-force-pushes, or touches files outside the vault's memvault paths (other notes are
-stashed and restored by git's own `--autostash`).
+It never rewrites history, force-pushes, or commits files outside memvault's paths.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 import socket
-import subprocess
-import sys
 import tempfile
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from memvault.core.bullets import parse_bullets
-from memvault.core.merge import CONFLICT_OPEN
-from memvault.errors import Conflict, InvalidInput, RemoteError, VaultError
-from memvault.state_paths import JOURNALS, STATE_DIR, TOMBSTONES, cache_ignore_lines
+from memvault.errors import InvalidInput, VaultError
+from memvault.state_paths import JOURNALS, STATE_DIR, TOMBSTONES
+from memvault.services.git_repo import GitRepo, git_error, last_line
+from memvault.services.git_setup import (DRIVER_NAME, MEMORY_FILES, SetupReport,
+                                         attributes_status, check_driver, install_driver,
+                                         setup_clone)
+from memvault.services.merge_driver import TOMBSTONE_ENV, merge_files
+from memvault.services.sync_report import SyncReport, autostash_steps, open_operation_steps
 
 if TYPE_CHECKING:
-    from memvault.services.doctor import Finding
     from memvault.services.vault import Vault
 
-DRIVER_NAME = "memvault"
-ATTRIBUTES_HEADER = "# memvault: merge memory files fact by fact (memvault sync --setup)"
-IGNORE_HEADER = "# memvault: local caches, never committed"
 PUSH_ATTEMPTS = 3
+MAX_REBASE_STEPS = 200
 
 
-def driver_command() -> str:
-    return f"{shlex.quote(sys.executable)} -m memvault merge-driver %O %A %B %P"
-
-
-def attribute_lines(home: str) -> list[str]:
-    lines = [f"{home}/**/{name} merge={DRIVER_NAME}"
-             for name in ("Memory.md", "Lessons.md", "Inbox.md")]
-    lines += [f"{path} merge={DRIVER_NAME}" for path in JOURNALS]
-    return lines
-
-
-@dataclass(slots=True)
-class SetupReport:
-    gitattributes: list[str] = field(default_factory=list)
-    gitignore: list[str] = field(default_factory=list)
-    git_config: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"gitattributes_added": self.gitattributes, "gitignore_added": self.gitignore,
-                "driver_configured": self.git_config}
-
-    def lines(self) -> list[str]:
-        out = [f".gitattributes: added {ln}" for ln in self.gitattributes]
-        out += [f".gitignore: added {ln}" for ln in self.gitignore]
-        out.append("git config: merge driver 'memvault' "
-                   + ("installed" if self.git_config else "already installed"))
-        return out
-
-
-@dataclass(slots=True)
-class SyncReport:
-    committed: list[str] = field(default_factory=list)
-    added: list[dict[str, str]] = field(default_factory=list)
-    changed: list[dict[str, str]] = field(default_factory=list)
-    forgotten: list[str] = field(default_factory=list)
-    pushed: bool = False
-    remote: str | None = None
-    conflicts: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"committed": self.committed, "incoming": {
-            "added": self.added, "changed": self.changed, "forgotten": self.forgotten},
-            "pushed": self.pushed, "remote": self.remote, "conflicts": self.conflicts,
-            "warnings": self.warnings}
-
-    def lines(self) -> list[str]:
-        out = []
-        if self.committed:
-            out.append(f"committed {len(self.committed)} file(s): {', '.join(self.committed)}")
-        for f in self.added:
-            out.append(f'+ fact {f["id"]} "{f["text"]}"')
-        for f in self.changed:
-            out.append(f'~ fact {f["id"]} "{f["text"]}"')
-        for fid in self.forgotten:
-            out.append(f"- fact {fid}")
-        for c in self.conflicts:
-            out.append(f"conflict: {c}")
-        if self.conflicts:
-            out.append("not pushed: resolve the conflict (keep one line), then run "
-                       "`memvault sync` again")
-        elif self.pushed:
-            out.append(f"pushed to {self.remote}")
-        elif self.remote is None:
-            out.append("no remote configured: committed locally only")
-        else:
-            out.append(f"up to date with {self.remote}")
-        return out
+class SyncStopped(Exception):
+    """Sync cannot go on safely; the report says why and what to do."""
 
 
 class GitSync:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
         self.root = Path(vault.root)
-        self._ident: dict[str, str] | None = None
+        self.repo = GitRepo(self.root)
 
-    # -- git plumbing --------------------------------------------------------------------
-
-    def _git(self, *args: str, check: bool = True, env: dict[str, str] | None = None,
-             ) -> subprocess.CompletedProcess[str]:
-        full_env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_EDITOR="true",
-                        LC_ALL="C")
-        full_env.update(self._identity_env())
-        full_env.update(env or {})
-        try:
-            proc = subprocess.run(["git", *args], cwd=self.root, capture_output=True,
-                                  text=True, env=full_env)
-        except FileNotFoundError:
-            raise InvalidInput("git is not installed (needed for `memvault sync`)") from None
-        if check and proc.returncode != 0:
-            detail = (proc.stderr or proc.stdout).strip().splitlines()
-            raise VaultError(f"git {args[0]} failed: {detail[-1] if detail else proc.returncode}")
-        return proc
-
-    def _identity_env(self) -> dict[str, str]:
-        """A fallback author for commits in a clone without user.name/user.email."""
-        if self._ident is None:
-            proc = subprocess.run(["git", "config", "--get", "user.email"], cwd=self.root,
-                                  capture_output=True, text=True)
-            self._ident = {}
-            if proc.returncode != 0 and "GIT_AUTHOR_EMAIL" not in os.environ:
-                self._ident = {"GIT_AUTHOR_NAME": "memvault", "GIT_COMMITTER_NAME": "memvault",
-                               "GIT_AUTHOR_EMAIL": "memvault@localhost",
-                               "GIT_COMMITTER_EMAIL": "memvault@localhost"}
-        return self._ident
-
-    def _require_clone(self) -> Path:
+    def _require_clone(self) -> None:
         if self.vault.backend.name != "fs":
             raise InvalidInput("`memvault sync` works on a local git clone; the github "
                                "backend commits every change to the repository already")
-        proc = self._git("rev-parse", "--show-toplevel", check=False)
-        if proc.returncode != 0:
+        if not self.repo.is_clone():
             raise InvalidInput("the vault is not a git clone (git init or git clone it first)",
                                path=str(self.root))
-        return Path(proc.stdout.strip())
-
-    def driver_configured(self) -> bool:
-        return self._git("config", "--get", f"merge.{DRIVER_NAME}.driver",
-                         check=False).returncode == 0
 
     # -- setup ---------------------------------------------------------------------------
 
     def setup(self) -> SetupReport:
         self._require_clone()
-        report = SetupReport()
-        report.gitattributes = _add_lines(self.root / ".gitattributes", ATTRIBUTES_HEADER,
-                                          attribute_lines(self.vault.config.home))
-        report.gitignore = _add_lines(self.root / ".gitignore", IGNORE_HEADER,
-                                      cache_ignore_lines())
-        current = self._git("config", "--get", f"merge.{DRIVER_NAME}.driver", check=False)
-        if current.stdout.strip() != driver_command():
-            self._git("config", f"merge.{DRIVER_NAME}.name", "memvault fact-by-fact merge")
-            self._git("config", f"merge.{DRIVER_NAME}.driver", driver_command())
-            report.git_config = True
-        return report
+        return setup_clone(self.repo, self.vault.config.home)
+
+    def driver_configured(self) -> bool:
+        return self.repo.config_get(f"merge.{DRIVER_NAME}.driver") is not None
 
     # -- sync ----------------------------------------------------------------------------
 
     def sync(self, message: str | None = None) -> SyncReport:
         self._require_clone()
         report = SyncReport()
-        git_dir = Path(self._git("rev-parse", "--absolute-git-dir").stdout.strip())
-        if any((git_dir / p).exists() for p in ("rebase-merge", "rebase-apply", "MERGE_HEAD")):
-            raise Conflict("a git rebase or merge is in progress in this clone; finish it "
-                           "(git status) before `memvault sync`")
-        unresolved = conflict_findings(self.vault)
-        if not self.driver_configured():
-            self.setup()
-            report.warnings.append("installed the memvault merge driver in this clone")
-        before = self._facts()
-        report.committed = self._commit(message)
-        if unresolved:
-            report.conflicts = [str(f) for f in unresolved]
-            return report
-        upstream = self._upstream()
-        if upstream is None:
-            return report
+        try:
+            self._finish_open_operation(report)
+            self._ensure_setup(report)
+            before = self._facts()
+            report.committed = self._commit(message)
+            report.conflicts = _conflicts(self.vault)
+            if report.conflicts:
+                report.waiting = self._ahead_of_known_upstream()
+                return report
+            self._exchange(report)
+            _diff_facts(before, self._facts(), report)
+        except SyncStopped:
+            pass
+        return report
+
+    # -- 1. what an earlier operation left -------------------------------------------------
+
+    def _finish_open_operation(self, report: SyncReport) -> None:
+        operation = self.repo.operation()
+        unmerged = self.repo.unmerged()
+        if operation is None and not unmerged:
+            return
+        mine, others = self._split(unmerged)
+        if operation is None:
+            report.problems.append(autostash_steps(unmerged, self._autostash_ref()))
+            raise SyncStopped
+        if others or operation not in ("rebase", "merge"):
+            report.problems.append(open_operation_steps(operation, others))
+            raise SyncStopped
+        report.warnings.append(f"finished the git {operation} that was left open")
+        self._resolve_memory_files(mine, local_is_theirs=operation == "rebase")
+        if operation == "rebase":
+            self._drive_rebase(self._continue_rebase(), report)
+        else:
+            self._stage_own_changes()
+            self.repo.run("commit", "-q", "--no-edit")
+
+    def _split(self, repo_paths: list[str]) -> tuple[list[str], list[str]]:
+        mine = [p for p in repo_paths if self._is_memvault_file(p)]
+        return mine, [p for p in repo_paths if p not in mine]
+
+    def _is_memvault_file(self, repo_path: str) -> bool:
+        prefix = self.repo.prefix
+        if not repo_path.startswith(prefix):
+            return False
+        rel = repo_path[len(prefix):]
+        if rel in JOURNALS:
+            return True
+        home = self.vault.config.home.strip("/") + "/"
+        return rel.startswith(home) and PurePosixPath(rel).name in MEMORY_FILES
+
+    def _autostash_ref(self) -> str | None:
+        for line in self.repo.stashes():
+            ref, _, rest = line.partition(":")
+            if "autostash" in rest:
+                return ref
+        return None
+
+    # -- 2. a clone that merges safely -----------------------------------------------------
+
+    def _ensure_setup(self, report: SyncReport) -> None:
+        union, old = attributes_status(self.root)
+        configured = self.repo.config_get(f"merge.{DRIVER_NAME}.driver")
+        if not union or old or configured is None:
+            setup = setup_clone(self.repo, self.vault.config.home)
+            if setup.gitattributes or setup.info_attributes or setup.git_config:
+                report.warnings.append("set this clone up to merge memory files safely "
+                                       "(`memvault sync --setup`)")
+            if setup.repaired:
+                report.warnings.append(f"repaired the merge driver: {setup.repaired}")
+            return
+        problem = check_driver(self.repo, configured)
+        if problem:
+            install_driver(self.repo)
+            report.warnings.append(f"repaired the merge driver: {problem}")
+
+    # -- 3. commit -----------------------------------------------------------------------
+
+    def _own_paths(self) -> list[str]:
+        return [p for p in (self.vault.config.home, STATE_DIR, ".gitattributes",
+                            ".gitignore") if (self.root / p).exists()]
+
+    def _stage_own_changes(self) -> list[str]:
+        paths = self._own_paths()
+        if not paths:
+            return []
+        self.repo.run("add", "-A", "--", *paths)
+        return self.repo.run("diff", "--cached", "--name-only", "--", *paths).stdout.split()
+
+    def _commit(self, message: str | None) -> list[str]:
+        staged = self._stage_own_changes()
+        if not staged:
+            return []
+        msg = message or (f"memvault sync from {socket.gethostname()}: "
+                          f"{len(staged)} file(s) changed")
+        self.repo.run("commit", "-q", "-m", msg, "--", *self._own_paths())
+        return staged
+
+    # -- 4. fetch, rebase, push ------------------------------------------------------------
+
+    def _remote_and_branch(self) -> tuple[str, str] | None:
+        up = self.repo.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}",
+                           check=False)
+        if up.returncode == 0 and "/" in up.stdout:
+            remote, _, branch = up.stdout.strip().partition("/")
+            return remote, branch
+        remotes = self.repo.run("remote").stdout.split()
+        if not remotes:
+            return None
+        remote = "origin" if "origin" in remotes else remotes[0]
+        return remote, self.repo.out("rev-parse", "--abbrev-ref", "HEAD")
+
+    def _ahead_of_known_upstream(self) -> int:
+        where = self._remote_and_branch()
+        if where is None or self.repo.rev(f"{where[0]}/{where[1]}") is None:
+            return int(self.repo.out("rev-list", "--count", "HEAD")) if where else 0
+        return int(self.repo.out("rev-list", "--count", f"{where[0]}/{where[1]}..HEAD"))
+
+    def _exchange(self, report: SyncReport) -> None:
+        where = self._remote_and_branch()
+        if where is None:
+            return  # no remote: committed locally only (the report says so)
+        remote, branch = where
+        upstream = f"{remote}/{branch}"
         report.remote = upstream
         for _attempt in range(PUSH_ATTEMPTS):
-            self._pull(upstream, report)
-            if report.conflicts:
-                break
-            ahead = self._git("rev-list", "--count", f"{upstream}..HEAD").stdout.strip()
-            if ahead == "0":
-                break
-            remote, _, branch = upstream.partition("/")
-            push = self._git("push", remote, f"HEAD:{branch}", check=False)
-            if push.returncode == 0:
-                report.pushed = True
-                break
-            if "rejected" not in push.stderr and "fetch first" not in push.stderr:
-                raise RemoteError(f"git push failed: {_last_line(push.stderr)}")
-        after = self._facts()
-        _diff_facts(before, after, report)
-        return report
+            fetch = self.repo.run("fetch", "-q", remote, check=False)
+            if fetch.returncode != 0:
+                report.offline = f"cannot reach {remote} ({git_error(fetch.stderr)})"
+                report.waiting = self._ahead_of_known_upstream()
+                return
+            if self.repo.rev(upstream) is None:
+                ahead = int(self.repo.out("rev-list", "--count", "HEAD"))
+                if self._push(remote, branch, report, ahead, set_upstream=True):
+                    return
+                continue
+            if self.repo.run("rev-parse", "--abbrev-ref", "@{upstream}",
+                             check=False).returncode != 0:
+                self.repo.run("branch", "-q", f"--set-upstream-to={upstream}")
+            stash_steps = self._rebase(upstream, report)
+            report.conflicts = _conflicts(self.vault)
+            if report.conflicts or report.problems:
+                report.waiting = int(self.repo.out("rev-list", "--count", f"{upstream}..HEAD"))
+                return
+            ahead = int(self.repo.out("rev-list", "--count", f"{upstream}..HEAD"))
+            # Uncommitted notes that met incoming changes stay in the work tree (and the
+            # stash); memvault's own commits are whole and can go out meanwhile.
+            if ahead == 0 or self._push(remote, branch, report, ahead):
+                if stash_steps:
+                    report.problems.append(stash_steps)
+                return
+        report.waiting = int(self.repo.out("rev-list", "--count", f"{upstream}..HEAD"))
+        report.problems.append(f"not pushed: {upstream} kept moving while memvault tried "
+                               "to push; run `memvault sync` again")
+
+    def _push(self, remote: str, branch: str, report: SyncReport, ahead: int, *,
+              set_upstream: bool = False) -> bool:
+        args = ["push", "-q", *(["-u"] if set_upstream else []), remote, f"HEAD:{branch}"]
+        push = self.repo.run(*args, check=False)
+        if push.returncode == 0:
+            report.pushed = True
+            report.pushed_commits += ahead
+            return True
+        if "rejected" in push.stderr or "fetch first" in push.stderr:
+            return False  # someone pushed meanwhile: fetch and rebase again
+        report.offline = f"git push to {remote} failed ({git_error(push.stderr)})"
+        report.waiting = ahead
+        raise SyncStopped
+
+    def _rebase(self, upstream: str, report: SyncReport) -> str | None:
+        """Rebase onto upstream; returns steps when the autostash met incoming changes."""
+        with tempfile.NamedTemporaryFile(prefix="memvault-tombstones-", suffix=".jsonl",
+                                         delete=False) as tmp:
+            for ref in ("HEAD", upstream):
+                data = self.repo.show(ref, self.repo.repo_path(TOMBSTONES))
+                if data:
+                    tmp.write(data.rstrip(b"\n") + b"\n")
+        self._tombstones_file = tmp.name
+        try:
+            first = self.repo.run("rebase", "--autostash", upstream, check=False,
+                                  env={TOMBSTONE_ENV: tmp.name})
+            self._drive_rebase(first, report)
+        finally:
+            self._tombstones_file = None
+            os.unlink(tmp.name)
+        left = self.repo.unmerged()
+        if left:  # the rebase is done, but the autostash did not apply cleanly
+            return autostash_steps(left, self._autostash_ref())
+        return None
+
+    _tombstones_file: str | None = None
+
+    def _continue_rebase(self):  # type: ignore[no-untyped-def]
+        env = {TOMBSTONE_ENV: self._tombstones_file} if self._tombstones_file else {}
+        return self.repo.run("rebase", "--continue", check=False, env=env)
+
+    def _drive_rebase(self, proc, report: SyncReport) -> None:  # type: ignore[no-untyped-def]
+        """Keep the rebase going, resolving memory files, until it ends or needs the user."""
+        for _ in range(MAX_REBASE_STEPS):
+            if proc.returncode == 0 or self.repo.operation() != "rebase":
+                return
+            mine, others = self._split(self.repo.unmerged())
+            if others:
+                report.problems.append(open_operation_steps("rebase", others))
+                raise SyncStopped
+            if not mine:
+                self._stage_own_changes()  # a hand edit of a memory file since git stopped
+                proc = self._continue_rebase()
+                if proc.returncode != 0 and not self.repo.unmerged():
+                    report.problems.append(open_operation_steps(
+                        "rebase", [], detail=last_line(proc.stderr or proc.stdout)))
+                    raise SyncStopped
+                continue
+            self._resolve_memory_files(mine, local_is_theirs=True)
+            proc = self._continue_rebase()
+        report.problems.append(open_operation_steps("rebase", [], detail="too many steps"))
+        raise SyncStopped
+
+    def _resolve_memory_files(self, repo_paths: list[str], *, local_is_theirs: bool) -> None:
+        """Merge each conflicted memory file from git's stages, fact by fact, and stage it.
+
+        Whatever the driver did (or failed to do: a missing program leaves the upstream
+        version without markers) is ignored: the stages hold all three versions.
+        """
+        extra = b""
+        if self._tombstones_file:
+            extra = Path(self._tombstones_file).read_bytes()
+        top = self.repo.toplevel
+        for repo_path in repo_paths:
+            base = self.repo.stage(1, repo_path) or b""
+            ours, theirs = self.repo.stage(2, repo_path), self.repo.stage(3, repo_path)
+            if ours is None or theirs is None:  # deleted on one side: keep the other
+                merged_data = (ours if theirs is None else theirs) or b""
+            else:
+                result = merge_files(base, ours, theirs, repo_path, cwd=top,
+                                     local_is_theirs=local_is_theirs, extra_tombstones=extra)
+                merged_data = result.data
+            target = top / repo_path
+            tmp = target.with_name(f".{target.name}.memvault-merge.tmp")
+            tmp.write_bytes(merged_data)
+            os.replace(tmp, target)
+            self.repo.run("add", "--", repo_path, cwd=top)
+
+    # -- reporting -----------------------------------------------------------------------
 
     def _facts(self) -> dict[str, tuple[str, str | None]]:
         path = self.root / self.vault.layout.memory
@@ -225,113 +331,11 @@ class GitSync:
             return {}
         return {it.id: (it.text, it.category_raw) for it in doc.items}
 
-    def _commit(self, message: str | None) -> list[str]:
-        paths = [p for p in (self.vault.config.home, STATE_DIR, ".gitattributes",
-                             ".gitignore") if (self.root / p).exists()]
-        self._git("add", "-A", "--", *paths)
-        staged = self._git("diff", "--cached", "--name-only", "--", *paths).stdout.split()
-        if not staged:
-            return []
-        msg = message or (f"memvault sync from {socket.gethostname()}: "
-                          f"{len(staged)} file(s) changed")
-        self._git("commit", "-q", "-m", msg, "--", *paths)
-        return staged
 
-    def _upstream(self) -> str | None:
-        up = self._git("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}",
-                       check=False)
-        if up.returncode == 0:
-            return up.stdout.strip()
-        remotes = self._git("remote").stdout.split()
-        if not remotes:
-            return None
-        remote = "origin" if "origin" in remotes else remotes[0]
-        branch = self._git("rev-parse", "--abbrev-ref", "HEAD").stdout.strip()
-        fetch = self._git("fetch", "-q", remote, check=False)
-        if fetch.returncode != 0:
-            raise RemoteError(f"git fetch {remote} failed: {_last_line(fetch.stderr)}")
-        if self._git("rev-parse", "--verify", "-q", f"{remote}/{branch}",
-                     check=False).returncode != 0:
-            push = self._git("push", "-q", "-u", remote, f"HEAD:{branch}", check=False)
-            if push.returncode != 0:
-                raise RemoteError(f"git push failed: {_last_line(push.stderr)}")
-        else:
-            self._git("branch", f"--set-upstream-to={remote}/{branch}")
-        return f"{remote}/{branch}"
+def _conflicts(vault: Vault) -> list[str]:
+    from memvault.services.git_doctor import conflict_findings
 
-    def _pull(self, upstream: str, report: SyncReport) -> None:
-        remote, _, branch = upstream.partition("/")
-        fetch = self._git("fetch", "-q", remote, check=False)
-        if fetch.returncode != 0:
-            raise RemoteError(f"git fetch {remote} failed: {_last_line(fetch.stderr)}")
-        with tempfile.NamedTemporaryFile(prefix="memvault-tombstones-", suffix=".jsonl",
-                                         delete=False) as tmp:
-            for ref in ("HEAD", upstream):
-                shown = subprocess.run(["git", "show", f"{ref}:{TOMBSTONES}"], cwd=self.root,
-                                       capture_output=True)
-                if shown.returncode == 0:
-                    tmp.write(shown.stdout.rstrip(b"\n") + b"\n")
-        env = {"MEMVAULT_MERGE_TOMBSTONES": tmp.name}
-        try:
-            pull = self._git("rebase", "--autostash", upstream, check=False, env=env)
-            for _ in range(50):
-                if pull.returncode == 0:
-                    return
-                unmerged = self._git("diff", "--name-only", "--diff-filter=U").stdout.split()
-                if not unmerged:
-                    raise VaultError(f"git rebase failed: {_last_line(pull.stderr)}")
-                ours = [p for p in unmerged if _is_memvault_merged(self.root, p)]
-                if len(ours) != len(unmerged):
-                    others = ", ".join(p for p in unmerged if p not in ours)
-                    raise Conflict(f"git stopped with conflicts in {others}; resolve them, "
-                                   "then `git rebase --continue` and `memvault sync`")
-                self._git("add", "--", *ours)
-                report.conflicts.extend(str(f) for f in conflict_findings(self.vault))
-                pull = self._git("rebase", "--continue", check=False, env=env)
-            raise VaultError("git rebase did not finish; see `git status`")
-        finally:
-            os.unlink(tmp.name)
-
-
-# -- helpers ----------------------------------------------------------------------------
-
-
-def _last_line(text: str) -> str:
-    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    return lines[-1] if lines else "unknown error"
-
-
-def _is_memvault_merged(root: Path, repo_path: str) -> bool:
-    """A file our merge driver handled (a memory file), left with conflict markers."""
-    from memvault.services.merge_driver import BULLET_FILES
-
-    if repo_path.rsplit("/", 1)[-1] not in BULLET_FILES:
-        return False
-    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root,
-                         capture_output=True, text=True).stdout.strip()
-    try:
-        return b"<<<<<<< " in Path(top or root, repo_path).read_bytes()
-    except OSError:
-        return False
-
-
-def _add_lines(path: Path, header: str, wanted: list[str]) -> list[str]:
-    """Append the missing lines (under a header comment); never touch existing lines."""
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
-        text = ""
-    present = {ln.strip() for ln in text.splitlines()}
-    missing = [ln for ln in wanted if ln not in present]
-    if not missing:
-        return []
-    block = ([] if header in present else [header]) + missing
-    prefix = "" if not text or text.endswith("\n") else "\n"
-    sep = "\n" if text and header not in present else ""
-    tmp = path.with_name(f".{path.name}.memvault.tmp")
-    tmp.write_text(text + prefix + sep + "\n".join(block) + "\n", "utf-8")
-    os.replace(tmp, path)
-    return missing
+    return [str(f) for f in conflict_findings(vault)]
 
 
 def _diff_facts(before: dict[str, tuple[str, str | None]],
@@ -344,51 +348,4 @@ def _diff_facts(before: dict[str, tuple[str, str | None]],
     report.forgotten = [fid for fid in before if fid not in after]
 
 
-def conflict_findings(vault: Vault) -> list[Finding]:
-    """Conflict blocks the merge driver left in the memory files, naming the fact."""
-    from memvault.services.doctor import Finding
-
-    out = []
-    for path in vault.layout.memory_files:
-        blob = vault.backend.read(path)
-        if blob is None or b"<<<<<<< " not in blob.data:
-            continue
-        for n, line in enumerate(blob.data.decode("utf-8", "replace").split("\n"), 1):
-            if line.startswith(CONFLICT_OPEN):
-                out.append(Finding("error", path, line[len(CONFLICT_OPEN):].strip(), n))
-            elif line.startswith("<<<<<<< "):
-                out.append(Finding("error", path, "text changed on both sides (git-style "
-                                   "markers): keep what you want and delete the markers", n))
-    return out
-
-
-def sync_doctor_findings(vault: Vault) -> list[Finding]:
-    """For doctor: memvault conflict blocks, and a git clone without the merge driver."""
-    from memvault.services.doctor import Finding
-
-    if vault.backend.name != "fs":
-        return []
-    out = conflict_findings(vault)
-    root = Path(vault.root)
-    if not any((p / ".git").exists() for p in (root, *root.parents)):
-        return out
-    git = GitSync(vault)
-    attrs = root / ".gitattributes"
-    try:
-        has_attrs = f"merge={DRIVER_NAME}" in attrs.read_text("utf-8")
-    except OSError:
-        has_attrs = False
-    if not has_attrs or not git.driver_configured():
-        missing = "the .gitattributes lines" if not has_attrs else "the git config"
-        if not (root / ".git").exists():
-            # A vault nested in a larger repository (e.g. examples/vault in memvault's own
-            # source tree) is often not synced as a vault: mention it, don't alarm.
-            out.append(Finding("info", ".gitattributes", "this vault is inside the git "
-                               "repository of a parent folder; if you sync it with git, run "
-                               "`memvault sync --setup` (without it git merges Memory.md as "
-                               "text)"))
-            return out
-        out.append(Finding("warning", ".gitattributes", f"this vault is a git clone but "
-                           f"{missing} for the memvault merge driver are missing: run "
-                           "`memvault sync --setup` (without it git merges Memory.md as text)"))
-    return out
+__all__ = ["GitSync", "SyncReport", "VaultError"]

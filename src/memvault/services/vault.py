@@ -84,9 +84,9 @@ class Vault:
                 from memvault.services.setup import init_vault
 
                 init_vault(root)
-            from memvault.backends.fs import FsBackend
+            from memvault.backends.fs_git import local_backend
 
-            local: Backend = FsBackend(root)
+            local: Backend = local_backend(root)
             blob = local.read(CONFIG)
             config = parse_config(blob.data if blob else None)
             backend = local
@@ -200,10 +200,11 @@ class Vault:
         from memvault.services.doctor import DoctorService
         from memvault.services.policy import notes_doctor_findings
         from memvault.services.search import unreadable_notes_check
-        from memvault.services.sync import sync_doctor_findings
+        from memvault.services.git_doctor import fix_driver, sync_doctor_findings
 
         service = DoctorService(self)
         service.checks.append(lambda: sync_doctor_findings(self))
+        service.fixers.append(lambda: fix_driver(self))
         service.checks.append(lambda: unreadable_notes_check(self))
         service.checks.append(lambda: notes_doctor_findings(self))
         return service
