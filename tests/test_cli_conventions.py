@@ -65,7 +65,8 @@ def test_sync_setup_accepts_quiet_after_the_command(tmp_path: Path) -> None:
     done = run_memvault("--vault", str(root), "sync", "--setup", "-q")
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
-    assert "merge=memvault" in (root / ".gitattributes").read_text()
+    assert "merge=union" in (root / ".gitattributes").read_text()
+    assert "merge=memvault" in (root / ".git/info/attributes").read_text()
 
 
 def test_export_json_writes_the_export_or_reports_the_file(vault_dir: Path,
