@@ -29,7 +29,16 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def vault_dir(tmp_path: Path) -> Path:
+    """A vault with the trading parts (`init --trading`): most tests exercise those too."""
     root = tmp_path / "vault"
+    init_vault(root, trading=True)
+    return root
+
+
+@pytest.fixture
+def memory_vault_dir(tmp_path: Path) -> Path:
+    """A vault as plain `memvault init` makes it: memory only, no trading parts."""
+    root = tmp_path / "notes"
     init_vault(root)
     return root
 

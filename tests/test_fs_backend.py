@@ -182,7 +182,7 @@ def test_commit_is_all_or_nothing(fs: FsBackend, root: Path) -> None:
     fs.commit([Change("a.md", b"a1", expected=v), Change("b.md", None),
                Change("c.md", b"c1", expected=MISSING)])
     assert (root / "a.md").read_bytes() == b"a1" and not (root / "b.md").exists()
-    assert fs.list() == [".memvault/lock", "a.md", "c.md"]
+    assert fs.list() == [".memvault/.gitignore", ".memvault/lock", "a.md", "c.md"]
 
 
 def test_append_starts_a_fresh_line_after_a_torn_one(fs: FsBackend, root: Path) -> None:

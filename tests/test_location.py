@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from memvault import Vault
 from memvault.cli.app import app
 from memvault.config import locate_vault
-from memvault.services.setup import TEMPLATE_FILES
+from memvault.services.setup import MEMORY_FILES, TRADING_FOLDERS
 from tests.conftest import run_memvault
 
 
@@ -67,10 +67,16 @@ def test_default_per_user_vault_is_created_on_first_use(tmp_path: Path,
     monkeypatch.chdir(nowhere)
     default = tmp_path / "home" / ".local" / "share" / "memvault" / "vault"  # XDG_DATA_HOME
     assert not default.exists()
-    _invoke("remember", "stored in the default vault")
+    result = _invoke("remember", "stored in the default vault")
+    assert result.stderr == (f"memvault: created your vault at {default} (the per-user "
+                             "default; --vault or MEMVAULT_VAULT picks another folder, "
+                             "`memvault init PATH` makes one)\n")
     assert (default / ".memvault" / "config.toml").is_file()
-    for name in TEMPLATE_FILES:
+    for name in MEMORY_FILES:
         assert (default / "Pilot" / name).is_file()
+    assert not (default / "Pilot" / "Policy.md").exists()  # memory only
+    assert not any((default / "Pilot" / folder).exists() for folder in TRADING_FOLDERS)
+    assert "created your vault" not in _invoke("memory", "list").stderr  # only the first time
     assert "stored in the default vault" in (default / "Pilot/Memory.md").read_text()
     assert not (nowhere / ".memvault").exists()
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))

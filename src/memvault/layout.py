@@ -77,5 +77,13 @@ class Layout:
         return self.file("Reflections")
 
     @property
+    def tokens_dir(self) -> str:
+        return self.file("Tokens")
+
+    @property
+    def venues_dir(self) -> str:
+        return self.file("Venues")
+
+    @property
     def memory_files(self) -> tuple[str, str, str]:
         return (self.memory, self.lessons, self.inbox)

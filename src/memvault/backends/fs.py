@@ -26,6 +26,7 @@ from memvault.backends.base import ANY, MISSING, Blob, Change, Expected
 from memvault.backends.fs_io import not_regular, read_regular
 from memvault.core.paths import clean_vault_path, is_obsidian_internal
 from memvault.errors import Conflict, InvalidInput, ReadOnly, VaultError
+from memvault.state_folder import ensure_state_folder
 from memvault.state_paths import LOCK
 
 
@@ -248,7 +249,7 @@ class FsBackend:
         with self._thread_lock:
             if self._depth == 0:
                 lock_path = self.root / LOCK
-                lock_path.parent.mkdir(parents=True, exist_ok=True)
+                ensure_state_folder(self.root)  # the caches are git-ignored from the start
                 fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 self._lock_fd = fd

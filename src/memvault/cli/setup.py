@@ -11,13 +11,17 @@ from memvault.cli.state import console, esc, print_json, state, wants_json
 
 @click.command("init")
 @click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--trading", is_flag=True,
+              help="Also create Policy.md and the trade-note folders now (otherwise they "
+                   "appear with the first `policy set` and the first recorded trade).")
 @click.option("--git/--no-git", default=None,
               help="Install the git merge driver (`memvault sync --setup`); default: when the "
                    "folder has .git.")
 @click.pass_context
-def init(ctx: click.Context, path: Path | None, git: bool | None) -> None:
+def init(ctx: click.Context, path: Path | None, trading: bool, git: bool | None) -> None:
     """Create the memvault layout in the vault folder PATH (default: --vault,
-    MEMVAULT_VAULT, or the current folder). Idempotent; never overwrites a file.
+    MEMVAULT_VAULT, or the current folder): Memory.md, Lessons.md, Inbox.md and
+    Profile.md in Pilot/, settings in .memvault/. Idempotent; never overwrites a file.
 
     With MEMVAULT_BACKEND=github the layout is created in the GitHub repository.
 
@@ -39,7 +43,7 @@ def init(ctx: click.Context, path: Path | None, git: bool | None) -> None:
         local = root / CONFIG
         backend = _remote_backend(os.environ["MEMVAULT_BACKEND"], parse_config(
             local.read_bytes() if local.is_file() else None))
-    report = init_vault(root, scope=st.scope, backend=backend)
+    report = init_vault(root, scope=st.scope, backend=backend, trading=trading)
     if report.root and backend is not None:
         report.root = backend.describe()
     git_lines: list[str] = []

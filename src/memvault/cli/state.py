@@ -37,6 +37,10 @@ class AppState:
             from memvault.services.vault import Vault
 
             self._vault = Vault.open(self.vault_path, scope=self.scope)
+            if self._vault.created:  # the per-user default vault, on first use
+                sys.stderr.write(f"memvault: created your vault at {self._vault.root} (the "
+                                 "per-user default; --vault or MEMVAULT_VAULT picks another "
+                                 "folder, `memvault init PATH` makes one)\n")
             self._apply_inbox_edits(self._vault)
         return self._vault
 

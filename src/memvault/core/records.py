@@ -11,8 +11,10 @@ from memvault.core.bullets import BulletItem
 GENERAL_CATEGORIES = ("identity", "preference", "project", "instruction", "other")
 PREFERENCE_CATEGORIES = ("communication", "presentation", "workflow", "research")
 FACT_CATEGORIES = GENERAL_CATEGORIES + PREFERENCE_CATEGORIES
-LESSON_CATEGORIES = ("response-detail", "evidence-layout", "approval-explanations",
-                     "comparison-emphasis", "risk-posture")
+GENERAL_LESSON_CATEGORIES = ("response-detail", "evidence-layout", "comparison-emphasis")
+TRADING_LESSON_CATEGORIES = ("approval-explanations", "risk-posture")
+"""Lesson categories only a vault that uses trading offers (see `Vault.uses_trading`)."""
+LESSON_CATEGORIES = GENERAL_LESSON_CATEGORIES + TRADING_LESSON_CATEGORIES
 
 
 def parse_timestamp(raw: str | None) -> int | None:

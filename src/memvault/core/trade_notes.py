@@ -27,6 +27,24 @@ def short(hash_: str) -> str:
     return f"{hash_[:10]}…" if len(hash_) > 12 else hash_
 
 
+def token_slug(symbol: str) -> str:
+    return safe_name(symbol)
+
+
+def venue_slug(venue: str) -> str:
+    return safe_name(venue)
+
+
+def subject_note(kind: str, name: str) -> str:
+    """The note a `[[Tokens/…]]` or `[[Venues/…]]` link points to, created with the first
+    trade that mentions it (kind: "token" or "venue"); the user's to extend."""
+    what = "A token" if kind == "token" else "A venue"
+    return (render_frontmatter([("tags", [kind])])
+            + f"# {name}\n\n{what} in your recorded trades (created by `memvault trade "
+              "record`). Each trade note links here, so Obsidian's backlinks list them; "
+              "write your own notes below.\n")
+
+
 def token_link(symbol: str) -> str:
     slug = safe_name(symbol)
     return f"[[Tokens/{slug}|{symbol}]]" if slug != symbol else f"[[Tokens/{slug}]]"

@@ -29,6 +29,7 @@ from typing import Any
 from memvault.index import schema
 from memvault.index.scan import (MemoryFileInfo, ScannedFile, memory_role, read_indexable,
                                  scan_vault)
+from memvault.state_folder import ensure_state_folder
 from memvault.state_paths import INDEX
 
 Progress = Callable[[int, int], None]
@@ -90,7 +91,10 @@ class IndexStore:
             self._conn = None
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path == self.root / INDEX:
+            ensure_state_folder(self.root)  # git-ignored from the start
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
                                    check_same_thread=False)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memvault.core.records import LESSON_CATEGORIES, Fact, check_category, fact_from_item
+from memvault.core.records import (GENERAL_LESSON_CATEGORIES, LESSON_CATEGORIES, Fact,
+                                   check_category, fact_from_item)
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import load_bullet_file
 from memvault.services.proposals import ProposeResult
@@ -57,12 +58,23 @@ class LessonService:
             return False
         return self.vault.backend.read(f"{self.vault.layout.trades_dir}/{eid}.md") is not None
 
+    def categories(self) -> tuple[str, ...]:
+        """The lesson categories this vault offers: the general ones, and the trading ones
+        when it uses trading."""
+        if self.vault.uses_trading():
+            return LESSON_CATEGORIES
+        return GENERAL_LESSON_CATEGORIES
+
     def propose(self, text: str, category: str, evidence: list[str] | None = None, *,
                 source: str = "agent") -> ProposeResult:
         """Propose a lesson after checking its evidence (see module doc)."""
+        offered = self.categories()
         if not category:
-            raise InvalidInput("a lesson needs --category: " + ", ".join(LESSON_CATEGORIES))
+            raise InvalidInput("a lesson needs --category: " + ", ".join(offered))
         cat = check_category(category, LESSON_CATEGORIES)
+        if cat not in offered:
+            raise InvalidInput(f"{cat} is a trading lesson category and this vault records "
+                               "no trades; use one of " + ", ".join(offered))
         ids = [e.strip() for raw in (evidence or []) for e in raw.split(",") if e.strip()]
         ids = list(dict.fromkeys(ids))
         for eid in ids:

@@ -3,6 +3,11 @@
 Idempotent: running it again creates only what is missing and reports what it left
 alone. Templates live in `memvault/templates/` and explain themselves to a reader who
 opens them in Obsidian.
+
+A vault gets memory only (Memory.md, Lessons.md, Inbox.md, Profile.md). The trading
+parts appear when they are first used: the trade notes and their folders with the first
+recorded trade, Policy.md with the first `memvault policy set`; `init --trading` creates
+them up front. A vault made by memvault 0.1.0 (which always created them) keeps them.
 """
 
 from __future__ import annotations
@@ -15,12 +20,12 @@ from memvault.backends.base import MISSING, Backend
 from memvault.config import default_config_text
 from memvault.errors import Conflict, InvalidInput
 from memvault.layout import Layout
-from memvault.state_paths import CACHE_PATTERNS, CONFIG, GITIGNORE
-
-GITIGNORE_TEXT = "# Local caches: rebuildable, never committed\n" + "".join(
-    f"{pattern}\n" for pattern in CACHE_PATTERNS)
-TEMPLATE_FILES = ("Memory.md", "Lessons.md", "Inbox.md", "Profile.md", "Policy.md")
-FOLDERS = ("Journal", "Trades", "Reflections", "Venues", "Tokens")
+from memvault.state_folder import GITIGNORE_TEXT
+from memvault.state_paths import CONFIG, GITIGNORE
+MEMORY_FILES = ("Memory.md", "Lessons.md", "Inbox.md", "Profile.md")
+TRADING_FILES = ("Policy.md",)
+TEMPLATE_FILES = MEMORY_FILES + TRADING_FILES
+TRADING_FOLDERS = ("Journal", "Trades", "Reflections", "Venues", "Tokens")
 
 
 @dataclass(slots=True)
@@ -37,9 +42,10 @@ def template_text(name: str) -> bytes:
     return resources.files("memvault.templates").joinpath(name).read_bytes()
 
 
-def init_vault(root: Path, *, scope: str | None = None,
-               backend: Backend | None = None) -> InitReport:
-    """Create the layout at `root` (a folder, created if missing)."""
+def init_vault(root: Path, *, scope: str | None = None, backend: Backend | None = None,
+               trading: bool = False) -> InitReport:
+    """Create the layout at `root` (a folder, created if missing); with `trading`, also
+    Policy.md and the trade-note folders."""
     if backend is None:
         if root.exists() and not root.is_dir():
             raise InvalidInput("vault path is a file, not a folder", path=str(root))
@@ -56,17 +62,21 @@ def init_vault(root: Path, *, scope: str | None = None,
         except Conflict:
             report.kept.append(path)
 
+    fresh_ignore = backend.read(GITIGNORE) is None
     create(CONFIG, default_config_text().encode())
-    create(GITIGNORE, GITIGNORE_TEXT.encode())
+    if fresh_ignore and backend.read(GITIGNORE) is not None:
+        report.created.append(GITIGNORE)  # written with the state folder (state_folder.py)
+    else:
+        create(GITIGNORE, GITIGNORE_TEXT.encode())
     from memvault.config import parse_config
 
     blob = backend.read(CONFIG)
     config = parse_config(blob.data if blob else None)
     layout = Layout.for_scope(config.home, scope)
-    for name in TEMPLATE_FILES:
+    for name in MEMORY_FILES + (TRADING_FILES if trading else ()):
         create(layout.file(name), template_text(name))
-    if backend.name == "fs":
-        for folder in FOLDERS:
+    if trading and backend.name == "fs":
+        for folder in TRADING_FOLDERS:
             path = root / layout.home / folder
             if path.is_dir():
                 report.kept.append(f"{layout.home}/{folder}/")

@@ -167,6 +167,7 @@ class TradeService:
                                 + "\n").encode())
             results.append(RecordResult(h, "recorded", [self.trade_path(h),
                                                          self.reflection_path(h)]))
+        changes += self._subject_notes([d for d, _ in new])
         for day, items in by_day.items():
             path = self.journal_path(day)
             blob = self.backend.read(path)
@@ -188,6 +189,21 @@ class TradeService:
                               events_blob.version if events_blob else MISSING))
         self.backend.commit(changes, message=f"memvault: record {len(new)} trade(s)")
         return results
+
+    def _subject_notes(self, trades: list[dict[str, Any]]) -> list[Change]:
+        """Token and venue notes the new trades link to and that do not exist yet (so
+        every link in a trade note resolves)."""
+        from memvault.core.trade_notes import subject_note, token_slug, venue_slug
+
+        wanted: dict[str, tuple[str, str]] = {}
+        for t in trades:
+            for symbol in (t["asset_in"], t["asset_out"]):
+                wanted.setdefault(f"{self.layout.tokens_dir}/{token_slug(symbol)}.md",
+                                  ("token", symbol))
+            wanted.setdefault(f"{self.layout.venues_dir}/{venue_slug(t['venue'])}.md",
+                              ("venue", t["venue"]))
+        return [Change(path, subject_note(kind, name).encode(), MISSING)
+                for path, (kind, name) in wanted.items() if self.backend.read(path) is None]
 
     # -- reading -----------------------------------------------------------------------
 

@@ -47,6 +47,8 @@ class Vault:
         self.backend = backend
         self.config = config
         self.layout = Layout.for_scope(config.home, scope)
+        self.created = False
+        """True when `Vault.open` has just created this vault (the per-user default)."""
 
     # -- opening -----------------------------------------------------------------------
 
@@ -56,8 +58,9 @@ class Vault:
         """Open the vault at `path` (or find it: see `memvault.config.locate_vault`).
 
         A missing folder is initialised only for the default per-user vault (created on
-        first use) or when `create=True`; otherwise a missing folder is an error, so a
-        typo in `--vault` never scatters new vaults around the disk.
+        first use, memory only) or when `create=True`; otherwise a missing folder is an
+        error, so a typo in `--vault` never scatters new vaults around the disk. A vault
+        created here has `created` set, so the caller can say where it is.
         """
         root, how = locate_vault(path)
         if create is None:
@@ -74,6 +77,7 @@ class Vault:
             if remote_blob is not None:
                 config = parse_config(remote_blob.data)
             return cls(root, backend, config, scope)
+        created = False
         if backend is None:
             if root.exists() and not root.is_dir():
                 raise InvalidInput("vault path is a file, not a folder", path=str(root))
@@ -84,6 +88,7 @@ class Vault:
                 from memvault.services.setup import init_vault
 
                 init_vault(root)
+                created = True
             from memvault.backends.fs_git import local_backend
 
             local: Backend = local_backend(root)
@@ -99,7 +104,18 @@ class Vault:
         else:
             blob = backend.read(CONFIG)
             config = parse_config(blob.data if blob else None)
-        return cls(root, backend, config, scope)
+        vault = cls(root, backend, config, scope)
+        vault.created = created
+        return vault
+
+    def uses_trading(self) -> bool:
+        """Whether this principal uses the trading parts: it has a Policy.md (its own or
+        from `init --trading`) or has recorded a trade. A memory-only vault sees no
+        trading text (no limits section in the context block, no trading lesson
+        categories)."""
+        if self.backend.read(self.layout.policy) is not None:
+            return True
+        return bool(self.backend.list(self.layout.trades_dir))
 
     # -- services ----------------------------------------------------------------------
 
