@@ -16,13 +16,20 @@ from memvault.state_paths import INDEX
 index_group = group("index", f"The search index ({INDEX}, a rebuildable cache).\n\n"
                              "Example: memvault index rebuild")
 PROGRESS_FROM = 300
-"""Show a progress bar when at least this many files are (re)indexed on a terminal."""
+"""Show progress when at least this many files are (re)indexed."""
+PLAIN_EVERY = 3.0
+"""Seconds between progress lines when stderr is not a terminal."""
 
 
 @contextmanager
 def _progress(ctx: click.Context) -> Iterator[Callable[[int, int], None] | None]:
-    if state(ctx).quiet or not sys.stderr.isatty():
+    """Progress of a big (re)index on stderr: a bar on a terminal, otherwise one plain
+    line at the start and then every `PLAIN_EVERY` seconds (for logs and pipes)."""
+    if state(ctx).quiet:
         yield None
+        return
+    if not sys.stderr.isatty():
+        yield _plain_progress()
         return
     bar: dict[str, Any] = {}
 
@@ -44,6 +51,27 @@ def _progress(ctx: click.Context) -> Iterator[Callable[[int, int], None] | None]
     finally:
         if "p" in bar:
             bar["p"].stop()
+
+
+def _plain_progress() -> Callable[[int, int], None]:
+    import time
+
+    last: list[float] = []
+
+    def update(done: int, total: int) -> None:
+        if total < PROGRESS_FROM:
+            return
+        now = time.monotonic()
+        if last and now - last[0] < PLAIN_EVERY and done < total:
+            return
+        if done >= total and not last:
+            return  # finished before the first line was due: nothing to report
+        last[:] = [now]
+        sys.stderr.write(f"indexing notes: {done:,} of {total:,} files "
+                         f"({100 * done // max(total, 1)}%)\n")
+        sys.stderr.flush()
+
+    return update
 
 
 def _show_notices(ctx: click.Context, notices: list[str]) -> None:

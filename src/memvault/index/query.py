@@ -135,7 +135,7 @@ def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
         return _hits(conn, rows, "filter")
     weights = ", ".join(str(w) for w in WEIGHTS)
     sql = (f"SELECT f.id, f.path, f.title, bm25(notes_fts, {weights}) AS rank, "
-           f"snippet(notes_fts, -1, '{HL_OPEN}', '{HL_CLOSE}', '\u2026', 14) "
+           f"snippet(notes_fts, 4, '{HL_OPEN}', '{HL_CLOSE}', '\u2026', 14) "
            f"FROM notes_fts JOIN files f ON f.id = notes_fts.rowid "
            f"WHERE notes_fts MATCH ?{filt} ORDER BY rank LIMIT ?")
     fetch = max(limit * 2, 20)

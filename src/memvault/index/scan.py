@@ -10,6 +10,7 @@ Nothing here writes a file.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,15 +100,24 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
     return out
 
 
-def read_indexable(root: Path, entry: ScannedFile) -> Indexable:
-    """The note or memory records in this file, or why it cannot be indexed."""
+def read_file(root: Path, entry: ScannedFile) -> bytes | str:
+    """The file's bytes, or why they cannot be read (a str)."""
     from memvault.backends.fs_io import read_regular
     from memvault.errors import VaultError
 
     try:  # never blocks: a FIFO or device named *.md is refused before it is opened
-        data = read_regular(root / entry.path, "") or b""
+        return read_regular(root / entry.path, "") or b""
     except VaultError as exc:
         return f"unreadable: {exc}"
+
+
+def content_hash(data: bytes) -> str:
+    """A short digest of a file's bytes: equal digests mean there is nothing to re-read."""
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+def parse_indexable(entry: ScannedFile, data: bytes) -> Indexable:
+    """The note or memory records in these bytes, or why they cannot be indexed."""
     if b"\x00" in data:
         return "binary content (NUL bytes), not a text note"
     try:
@@ -120,6 +130,12 @@ def read_indexable(root: Path, entry: ScannedFile) -> Indexable:
         return parse_note(entry.path, text)
     except Exception as exc:  # noqa: BLE001 - one odd file must never stop indexing
         return f"could not be parsed ({type(exc).__name__})"
+
+
+def read_indexable(root: Path, entry: ScannedFile) -> Indexable:
+    """The note or memory records in this file, or why it cannot be indexed."""
+    data = read_file(root, entry)
+    return data if isinstance(data, str) else parse_indexable(entry, data)
 
 
 def _memory_records(data: bytes, kind: str) -> MemoryFileInfo:

@@ -11,6 +11,20 @@ import sqlite3
 from collections.abc import Callable
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
+INFLATE = "memvault_inflate"
+"""SQL function (registered on every connection) that decompresses a stored body."""
+
+
+def inflate(blob: bytes | None) -> str | None:
+    import zlib
+
+    return None if blob is None else zlib.decompress(blob).decode("utf-8")
+
+
+def deflate(text: str) -> bytes:
+    import zlib
+
+    return zlib.compress(text.encode("utf-8"), 1)
 
 
 def m001_notes(conn: sqlite3.Connection) -> None:
@@ -57,6 +71,33 @@ def m002_memory_records(conn: sqlite3.Connection) -> None:
     """)
 
 
+def m003_compact_notes(conn: sqlite3.Connection) -> None:
+    """Notes' text stored once, the body compressed (`notes_store`), read by the full-text
+    index through the `notes_text` view (an external-content FTS5 table), so the index
+    stays near the size of the Markdown; a content digest per file, so a file whose
+    modification time changed but whose bytes did not is not read again. The notes are
+    indexed anew by the next refresh."""
+    _run(conn, f"""
+        DROP TABLE notes_fts;
+        DELETE FROM tags;
+        DELETE FROM aliases;
+        DELETE FROM links;
+        DELETE FROM files WHERE kind != 'memory';
+        DELETE FROM meta WHERE key = 'build_state';
+        ALTER TABLE files ADD COLUMN hash TEXT;
+        CREATE TABLE notes_store (
+            id INTEGER PRIMARY KEY,      -- files.id
+            title TEXT, aliases TEXT, tags TEXT, props TEXT,
+            body BLOB                    -- zlib-compressed UTF-8
+        );
+        CREATE VIEW notes_text AS SELECT id, title, aliases, tags, props,
+            {INFLATE}(body) AS body FROM notes_store;
+        CREATE VIRTUAL TABLE notes_fts USING fts5(
+            title, aliases, tags, props, body, content = 'notes_text', content_rowid = 'id',
+            tokenize = '{TOKENIZE}');
+    """)
+
+
 def _run(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one (executescript would commit the open transaction)."""
     for statement in script.split(";"):
@@ -67,6 +108,7 @@ def _run(conn: sqlite3.Connection, script: str) -> None:
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_notes,
     m002_memory_records,
+    m003_compact_notes,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

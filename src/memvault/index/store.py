@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from memvault.index import schema
-from memvault.index.scan import (MemoryFileInfo, ScannedFile, memory_role, read_indexable,
-                                 scan_vault)
+from memvault.index.scan import (MemoryFileInfo, ScannedFile, content_hash, memory_role,
+                                 parse_indexable, read_file, scan_vault)
 from memvault.state_folder import ensure_state_folder
 from memvault.state_paths import INDEX
 
 Progress = Callable[[int, int], None]
+Known = tuple[int, int, int, str | None]  # file id, size, mtime_ns, content digest
 BATCH = 400
 LOCK_TIMEOUT = 120.0
 
@@ -49,6 +50,8 @@ class RefreshResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     scanned: int = 0
     seconds: float = 0.0
+    unchanged: int = 0
+    """Files whose size or modification time changed but whose bytes did not (not parsed)."""
 
     @property
     def changed(self) -> int:
@@ -56,7 +59,7 @@ class RefreshResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"added": self.added, "updated": self.updated, "removed": self.removed,
-                "scanned": self.scanned, "seconds": round(self.seconds, 3),
+                "unchanged": self.unchanged, "scanned": self.scanned, "seconds": round(self.seconds, 3),
                 "skipped": [{"path": p, "problem": why} for p, why in self.skipped]}
 
 
@@ -77,6 +80,8 @@ class IndexStore:
         self.notices: list[str] = []
         self._conn: sqlite3.Connection | None = None
         self._lock_depth = 0
+        self.refreshes = 0
+        """How many refreshes wrote to the index (for tests and benchmarks)."""
 
     # -- opening -----------------------------------------------------------------------
 
@@ -100,6 +105,7 @@ class IndexStore:
                                    check_same_thread=False)
         except sqlite3.OperationalError as exc:
             raise IndexUnavailable(f"cannot open the index: {exc}") from None
+        conn.create_function(schema.INFLATE, 1, schema.inflate, deterministic=True)
         conn.execute("PRAGMA busy_timeout = 30000")
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
@@ -217,9 +223,15 @@ class IndexStore:
 
     # -- refreshing ------------------------------------------------------------------------
 
-    def _known(self, conn: sqlite3.Connection) -> dict[str, tuple[int, int, int]]:
-        return {path: (fid, size, mtime) for fid, path, size, mtime in
-                conn.execute("SELECT id, path, size, mtime_ns FROM files")}
+    def _known(self, conn: sqlite3.Connection, paths: tuple[str, ...] | None = None
+               ) -> dict[str, Known]:
+        if paths is None:
+            rows = conn.execute("SELECT id, path, size, mtime_ns, hash FROM files")
+        else:
+            marks = ",".join("?" * len(paths))
+            rows = conn.execute(f"SELECT id, path, size, mtime_ns, hash FROM files "
+                                f"WHERE path IN ({marks})", paths)
+        return {path: (fid, size, mtime, digest) for fid, path, size, mtime, digest in rows}
 
     def refresh(self, progress: Progress | None = None, *, full: bool = False) -> RefreshResult:
         """Bring the index in step with the files (see the module doc)."""
@@ -239,7 +251,7 @@ class IndexStore:
             state = conn.execute("SELECT value FROM meta WHERE key = 'build_state'").fetchone()
             building = full or state is None or state[0] != "complete"
             changed = [f for f in scanned.values()
-                       if f.path not in known or known[f.path][1:] != (f.size, f.mtime_ns)]
+                       if f.path not in known or known[f.path][1:3] != (f.size, f.mtime_ns)]
             gone = [path for path in known if path not in scanned]
             if building:
                 _set_state(conn, "building")
@@ -267,16 +279,13 @@ class IndexStore:
             scope, kind = memory_role(rel, self.home_root)
             if kind is not None:
                 scanned[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
-        marks = ",".join("?" * len(paths))
-        known = {path: (fid, size, mtime) for fid, path, size, mtime in conn.execute(
-            f"SELECT id, path, size, mtime_ns FROM files WHERE path IN ({marks})", paths)}
+        known = self._known(conn, paths)
         if not _differs(scanned, known):
             return result
         with self._writer():
-            known = {path: (fid, size, mtime) for fid, path, size, mtime in conn.execute(
-                f"SELECT id, path, size, mtime_ns FROM files WHERE path IN ({marks})", paths)}
+            known = self._known(conn, paths)
             changed = [f for f in scanned.values()
-                       if f.path not in known or known[f.path][1:] != (f.size, f.mtime_ns)]
+                       if f.path not in known or known[f.path][1:3] != (f.size, f.mtime_ns)]
             gone = [path for path in known if path not in scanned]
             if self._apply(conn, changed, gone, known, result, None, commit_every=None):
                 self._purge_freed_text(conn, True)
@@ -284,8 +293,10 @@ class IndexStore:
         return result
 
     def _apply(self, conn: sqlite3.Connection, changed: list[ScannedFile], gone: list[str],
-               known: dict[str, tuple[int, int, int]], result: RefreshResult,
+               known: dict[str, Known], result: RefreshResult,
                progress: Progress | None, commit_every: int | None) -> bool:
+        """Index `changed` files and drop `gone` ones. A changed file whose bytes have the
+        digest it was indexed with only gets its new size and time (it is not parsed)."""
         from memvault.index.writer import delete_file_rows, insert_file
 
         memory_touched = False
@@ -300,17 +311,24 @@ class IndexStore:
             done = len(gone)
             for n, entry in enumerate(changed, 1):
                 old = known.get(entry.path)
-                if old is not None:
-                    memory_touched |= delete_file_rows(conn, old[0])
-                    conn.execute("DELETE FROM files WHERE id = ?", (old[0],))
-                    result.updated += 1
+                data = read_file(self.root, entry)
+                digest = content_hash(data) if isinstance(data, bytes) else None
+                if old is not None and digest is not None and old[3] == digest:
+                    conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
+                                 (entry.size, entry.mtime_ns, old[0]))
+                    result.unchanged += 1
                 else:
-                    result.added += 1
-                indexed = read_indexable(self.root, entry)
-                memory_touched |= isinstance(indexed, MemoryFileInfo)
-                problem = insert_file(conn, entry, indexed)
-                if problem:
-                    result.skipped.append((entry.path, problem))
+                    if old is not None:
+                        memory_touched |= delete_file_rows(conn, old[0])
+                        conn.execute("DELETE FROM files WHERE id = ?", (old[0],))
+                        result.updated += 1
+                    else:
+                        result.added += 1
+                    indexed = data if isinstance(data, str) else parse_indexable(entry, data)
+                    memory_touched |= isinstance(indexed, MemoryFileInfo)
+                    problem = insert_file(conn, entry, indexed, digest)
+                    if problem:
+                        result.skipped.append((entry.path, problem))
                 done += 1
                 if commit_every and n % commit_every == 0:
                     conn.execute("COMMIT")
@@ -322,6 +340,7 @@ class IndexStore:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        self.refreshes += 1
         return memory_touched
 
     def _purge_freed_text(self, conn: sqlite3.Connection, memory_touched: bool) -> None:
@@ -366,7 +385,7 @@ def _set_state(conn: sqlite3.Connection, value: str) -> None:
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (value,))
 
 
-def _differs(scanned: dict[str, ScannedFile], known: dict[str, tuple[int, int, int]]) -> bool:
+def _differs(scanned: dict[str, ScannedFile], known: dict[str, Known]) -> bool:
     if len(scanned) != len(known):
         return True
     for path, entry in scanned.items():

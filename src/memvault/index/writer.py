@@ -1,5 +1,10 @@
 """Writing one file's rows into the index, and deleting them. Called inside a transaction
-by `store.IndexStore`; never touches the vault's files."""
+by `store.IndexStore`; never touches the vault's files.
+
+A note's text is stored once, in `notes_store` (the body zlib-compressed); the
+full-text table `notes_fts` indexes it and reads it back through the `notes_text` view
+for snippets. Removing a note from `notes_fts` therefore passes the values it was
+indexed with (FTS5's `delete` command for external-content tables)."""
 
 from __future__ import annotations
 
@@ -7,12 +12,18 @@ import sqlite3
 
 from memvault.core.notes import Note, tag_words
 from memvault.index.scan import Indexable, MemoryFileInfo, ScannedFile
+from memvault.index.schema import deflate
 from memvault.index.text import segment
 
 
 def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> bool:
     """Remove everything indexed for one file. True when it held memory records."""
-    conn.execute("DELETE FROM notes_fts WHERE rowid = ?", (file_id,))
+    old = conn.execute("SELECT title, aliases, tags, props, body FROM notes_text "
+                       "WHERE id = ?", (file_id,)).fetchone()
+    if old is not None:
+        conn.execute("INSERT INTO notes_fts(notes_fts, rowid, title, aliases, tags, props, "
+                     "body) VALUES ('delete', ?, ?, ?, ?, ?, ?)", (file_id, *old))
+        conn.execute("DELETE FROM notes_store WHERE id = ?", (file_id,))
     conn.execute("DELETE FROM tags WHERE file_id = ?", (file_id,))
     conn.execute("DELETE FROM aliases WHERE file_id = ?", (file_id,))
     conn.execute("DELETE FROM links WHERE file_id = ?", (file_id,))
@@ -24,17 +35,19 @@ def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> bool:
     return bool(ids)
 
 
-def insert_file(conn: sqlite3.Connection, entry: ScannedFile, indexed: Indexable) -> str | None:
-    """Index one file; returns the problem when it could not be indexed."""
+def insert_file(conn: sqlite3.Connection, entry: ScannedFile, indexed: Indexable,
+                digest: str | None = None) -> str | None:
+    """Index one file (`digest`: of its bytes); returns the problem when it could not be
+    indexed."""
     if isinstance(indexed, str):
-        conn.execute("INSERT INTO files(path, size, mtime_ns, kind, problem) "
-                     "VALUES (?, ?, ?, 'skipped', ?)",
-                     (entry.path, entry.size, entry.mtime_ns, indexed))
+        conn.execute("INSERT INTO files(path, size, mtime_ns, kind, problem, hash) "
+                     "VALUES (?, ?, ?, 'skipped', ?, ?)",
+                     (entry.path, entry.size, entry.mtime_ns, indexed, digest))
         return indexed
     if isinstance(indexed, MemoryFileInfo):
-        cur = conn.execute("INSERT INTO files(path, size, mtime_ns, kind, title) "
-                           "VALUES (?, ?, ?, 'memory', ?)",
-                           (entry.path, entry.size, entry.mtime_ns, entry.path))
+        cur = conn.execute("INSERT INTO files(path, size, mtime_ns, kind, title, hash) "
+                           "VALUES (?, ?, ?, 'memory', ?, ?)",
+                           (entry.path, entry.size, entry.mtime_ns, entry.path, digest))
         file_id = cur.lastrowid
         for rec in indexed.records:
             cur = conn.execute(
@@ -46,14 +59,16 @@ def insert_file(conn: sqlite3.Connection, entry: ScannedFile, indexed: Indexable
                          (cur.lastrowid, segment(rec.text), rec.category or "", rec.rid))
         return None
     note: Note = indexed
-    cur = conn.execute("INSERT INTO files(path, size, mtime_ns, kind, title) "
-                       "VALUES (?, ?, ?, 'note', ?)",
-                       (entry.path, entry.size, entry.mtime_ns, note.title))
+    cur = conn.execute("INSERT INTO files(path, size, mtime_ns, kind, title, hash) "
+                       "VALUES (?, ?, ?, 'note', ?, ?)",
+                       (entry.path, entry.size, entry.mtime_ns, note.title, digest))
     file_id = cur.lastrowid
+    values = (segment(note.title), segment(" ; ".join(note.aliases)),
+              segment(tag_words(note.tags)), segment(note.properties), segment(note.body))
+    conn.execute("INSERT INTO notes_store(id, title, aliases, tags, props, body) "
+                 "VALUES (?, ?, ?, ?, ?, ?)", (file_id, *values[:4], deflate(values[4])))
     conn.execute("INSERT INTO notes_fts(rowid, title, aliases, tags, props, body) "
-                 "VALUES (?, ?, ?, ?, ?, ?)",
-                 (file_id, segment(note.title), segment(" ; ".join(note.aliases)),
-                  segment(tag_words(note.tags)), segment(note.properties), segment(note.body)))
+                 "VALUES (?, ?, ?, ?, ?, ?)", (file_id, *values))
     if note.tags:
         conn.executemany("INSERT INTO tags(file_id, tag) VALUES (?, ?)",
                          [(file_id, t) for t in note.tags])
