@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,6 +98,31 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
                 out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
             else:
                 out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns)
+    return out
+
+
+def scan_paths(root: Path, home_root: str, rels: set[str]) -> dict[str, ScannedFile]:
+    """The indexable files among these vault-relative paths (as `scan_vault` would list
+    them); a path that is gone, hidden, not Markdown or not a regular file is left out."""
+    out: dict[str, ScannedFile] = {}
+    real_root = os.path.realpath(root)
+    for rel in rels:
+        parts = rel.split("/")
+        if not rel.lower().endswith(".md") or any(p.startswith(".") or not p for p in parts):
+            continue
+        full = os.path.join(root, rel)
+        try:
+            if os.path.islink(full):
+                target = os.path.realpath(full)
+                if not target.startswith(real_root + os.sep):
+                    continue
+            st = os.stat(full)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        scope, kind = memory_role(rel, home_root)
+        out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
     return out
 
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from memvault.index import schema
-from memvault.index.scan import (MemoryFileInfo, ScannedFile, content_hash, memory_role,
-                                 parse_indexable, read_file, scan_vault)
+from memvault.index.scan import (MemoryFileInfo, ScannedFile, content_hash,
+                                 parse_indexable, read_file, scan_paths, scan_vault)
 from memvault.state_folder import ensure_state_folder
 from memvault.state_paths import INDEX
 
@@ -267,28 +267,30 @@ class IndexStore:
     def refresh_memory(self, paths: tuple[str, ...]) -> RefreshResult:
         """Bring only these memory files in step (three `stat`s instead of a walk of the
         vault): what context relevance needs. Notes are left for the next full refresh."""
+        return self.refresh_paths(set(paths))
+
+    def refresh_paths(self, paths: set[str]) -> RefreshResult:
+        """Bring only these vault-relative paths in step (a watcher reported them), not
+        the whole vault: a stat per path, and only changed files are read."""
         started = time.perf_counter()
         result = RefreshResult()
         conn = self.connection()
-        scanned = {}
-        for rel in paths:
-            try:
-                st = os.stat(self.root / rel)
-            except OSError:
-                continue
-            scope, kind = memory_role(rel, self.home_root)
-            if kind is not None:
-                scanned[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
-        known = self._known(conn, paths)
+        wanted = tuple(sorted(paths))
+        if not wanted:
+            return result
+        scanned = scan_paths(self.root, self.home_root, set(wanted))
+        known = self._known(conn, wanted)
         if not _differs(scanned, known):
             return result
         with self._writer():
-            known = self._known(conn, paths)
+            known = self._known(conn, wanted)
             changed = [f for f in scanned.values()
                        if f.path not in known or known[f.path][1:3] != (f.size, f.mtime_ns)]
             gone = [path for path in known if path not in scanned]
-            if self._apply(conn, changed, gone, known, result, None, commit_every=None):
-                self._purge_freed_text(conn, True)
+            touched = self._apply(conn, changed, gone, known, result, None, commit_every=None)
+            if touched or gone:
+                self._purge_freed_text(conn, touched)
+        result.scanned = len(scanned)
         result.seconds = time.perf_counter() - started
         return result
 

@@ -78,8 +78,8 @@ def _file_reader(session: VaultSession, attr: str):  # type: ignore[no-untyped-d
 
 def start_watcher(session: VaultSession):  # type: ignore[no-untyped-def]
     """Start the vault watcher (memvault.services.watcher) in the background: ticked inbox
-    boxes are applied and the search index refreshed as the user edits. Every change is
-    logged to stderr.
+    boxes are applied as the user edits, and its observer (the only one in the process)
+    tells the search index which files changed. Every change is logged to stderr.
 
     Correctness does not depend on it: every call re-reads the files and applies inbox
     edits first. Returns the watcher (with `stop()`), or None when it cannot run (a
@@ -90,7 +90,9 @@ def start_watcher(session: VaultSession):  # type: ignore[no-untyped-def]
     try:
         from memvault.services.watcher import VaultWatcher
 
-        watcher = VaultWatcher(session.vault(), lambda event: log.info("%s", event.line()))
+        watcher = VaultWatcher(session.vault(), lambda event: log.info("%s", event.line()),
+                               refresh_index=False)
+        session.follow_watcher(watcher)
         watcher.start()
     except Exception as exc:  # the server works without it
         log.warning("vault watcher not started: %s", exc)

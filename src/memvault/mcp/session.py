@@ -8,7 +8,8 @@ Every tool call goes through `VaultSession.call()`, which
 - applies edits the user made in Inbox.md (a ticked box accepts, a deleted line rejects);
 - serialises calls inside this process (the backend lock covers other processes);
 - keeps exactly one thing across calls: the search service, whose index is a disposable
-  cache refreshed whenever the vault changed (mcp/freshness.py);
+  cache refreshed for exactly what changed (mcp/freshness.py; the changes come from the
+  vault watcher's observer, the one observer of the process);
 - turns a `VaultError` into a `ToolError`, which the client receives as a result with
   `is_error=True` and the one-line message, instead of a crash.
 
@@ -85,29 +86,52 @@ class VaultSession:
 
     def kept_search(self, vault: Vault) -> Any:
         """The search service kept for the server's lifetime (its index is a cache)."""
-        self.search_service(vault, take=False)
-        return self._search
-
-    def search_service(self, vault: Vault, *, take: bool = True) -> tuple[Any, bool]:
-        """The search service kept for the server's lifetime (its index is a cache), and
-        whether the index must be refreshed before this search: something changed in the
-        vault (see mcp/freshness.py), or this principal's memory files changed."""
         if self._search is None or self._search_home != vault.config.home:
             if self._search is not None:
                 self._search.close()
             self._search, self._search_home = vault.search, vault.config.home
-            if self._changes is None and self.backend.name == "fs":
-                from memvault.mcp.freshness import ChangeFlag
+            self._changes_from_disk()
+        return self._search
 
-                flag = ChangeFlag(self.root)
-                self._changes = flag if flag.start() else None
-        if not take:
-            return self._search, False
-        due = self._changes is None or self._changes.take()
+    def follow_watcher(self, watcher: Any) -> None:
+        """Take index freshness from the vault watcher's observer (one per process)."""
+        from memvault.mcp.freshness import ChangeFlag
+
+        if self._changes is not None:
+            self._changes.stop()
+        flag = ChangeFlag(self.root)
+        flag.follow(lambda: watcher.observing)
+        watcher.on_event = flag.event
+        self._changes = flag
+
+    def _changes_from_disk(self) -> None:
+        if self._changes is None and self.backend.name == "fs":
+            from memvault.mcp.freshness import ChangeFlag
+
+            flag = ChangeFlag(self.root)
+            self._changes = flag if flag.start() else None
+
+    def refresh_search(self, vault: Vault) -> Any:
+        """The kept search service, brought in step with what changed since the last
+        call: the paths the observer reported (or the whole vault when that is unknown),
+        and this principal's memory files when their stamps changed (a write by this
+        server is seen even before its file event arrives). One refresh per change."""
+        from memvault.mcp.freshness import FULL
+
+        search = self.kept_search(vault)
+        plan = self._changes.take() if self._changes is not None else FULL
         stamp = self._stamp(vault)
-        if stamp != self._memory_stamp:
-            self._memory_stamp, due = stamp, True
-        return self._search, due
+        memory_changed = stamp != self._memory_stamp
+        self._memory_stamp = stamp
+        if plan == FULL:
+            search.refresh()
+        else:
+            paths = set(plan or ())
+            if memory_changed:
+                paths |= set(vault.layout.memory_files)
+            if paths:
+                search.refresh_paths(paths)
+        return search
 
     def _stamp(self, vault: Vault) -> tuple[Any, ...]:
         out: list[Any] = []

@@ -251,8 +251,8 @@ def _compact_result(data: dict[str, Any]) -> Any:
 
 def _search(session: VaultSession, vault: Any, query: str, limit: int,
             notes: bool) -> dict[str, Any]:
-    search, refresh = session.search_service(vault)
-    memory = [h.to_dict() for h in search.search_memory(query, limit=limit, refresh=refresh)]
+    search = session.refresh_search(vault)
+    memory = [h.to_dict() for h in search.search_memory(query, limit=limit, refresh=False)]
     found = [h.to_dict() for h in search.search(query, limit=limit, refresh=False)] \
         if notes else []
     return {"query": query, "memory": memory, "notes": found}

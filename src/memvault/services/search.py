@@ -75,6 +75,12 @@ class SearchService:
         self.last_refresh = result
         return result
 
+    def refresh_paths(self, paths: set[str]) -> RefreshResult:
+        """Bring only these vault-relative paths in step (a watcher reported them)."""
+        result: RefreshResult = self._guarded(lambda: self.store().refresh_paths(paths))
+        self.last_refresh = result
+        return result
+
     def rebuild(self, progress: Progress | None = None) -> RefreshResult:
         result: RefreshResult = self._guarded(lambda: self.store().rebuild(progress))
         self.last_refresh = result

@@ -2,7 +2,8 @@
 
 `VaultWatcher(vault, callback)` is the reusable engine (the CLI's `memvault watch` and the
 MCP server both use it): `start()` runs a watchdog observer plus one worker thread,
-`stop()` ends both. For every change to Memory.md, Lessons.md or Inbox.md it reloads the
+`stop()` ends both. It is the process's one observer: `on_event` hands every raw event
+to another listener (the MCP server's index freshness) instead of a second observer. For every change to Memory.md, Lessons.md or Inbox.md it reloads the
 file, validates it, reports what changed by record id (`+ fact k3v9qa "…"`, `~ …`,
 `- …`), applies ticked Inbox boxes, and refreshes the search index; Policy.md is
 validated (`! Pilot/Policy.md invalid: …; keeping last valid`).
@@ -72,7 +73,9 @@ class VaultWatcher:
 
     def __init__(self, vault: Vault, callback: Callable[[WatchEvent], None], *,
                  debounce: float = 0.15, settle_max: float = 3.0,
-                 health_interval: float = 2.0) -> None:
+                 health_interval: float = 2.0,
+                 on_event: Callable[[Any], None] | None = None,
+                 refresh_index: bool = True) -> None:
         if vault.backend.name != "fs":
             raise InvalidInput("`memvault watch` works on a local vault folder, not on the "
                                f"{vault.backend.name} backend")
@@ -94,6 +97,12 @@ class VaultWatcher:
         self._snapshots: dict[str, Snapshot | None] = {}
         self._deleted: set[str] = set()
         self._policy_last: str | None = None
+        self.on_event = on_event
+        """Also called with every raw watchdog event, so another part of this process (the
+        MCP server's index freshness) shares this observer instead of running its own."""
+        self.refresh_index = refresh_index
+        """Refresh the search index after a memory file changed (`memvault watch`); the
+        MCP server turns it off: its searches refresh exactly the changed paths."""
         self.reloads = 0
         """How many times a memory file was re-read (for tests and benchmarks)."""
         self.restarts = 0
@@ -209,8 +218,8 @@ class VaultWatcher:
                 changed_notes = True
             except Exception as exc:  # noqa: BLE001 - the watcher never dies on input
                 self._emit(WatchEvent("!", "file", path, message=f"not processed: {exc}"))
-        if changed_notes:
-            self._refresh_index()
+        if changed_notes and self.refresh_index:
+            self._refresh_index(set(paths))
 
     # -- memory files --------------------------------------------------------------------
 
@@ -304,19 +313,18 @@ class VaultWatcher:
         else:
             self._emit(WatchEvent("~", "policy", self.policy_path, message="valid"))
 
-    def _refresh_index(self) -> None:
+    def _refresh_index(self, paths: set[str]) -> None:
+        """Bring the search index in step with exactly these changed files."""
         try:
-            search = self.vault.search
-        except Exception:  # noqa: BLE001 - no search service in this version
-            return
-        refresh = getattr(search, "refresh", None)
-        if refresh is None:
-            return
-        try:
-            refresh()
+            self.vault.search.refresh_paths(paths)
         except Exception as exc:  # noqa: BLE001
             self._emit(WatchEvent("!", "file", INDEX,
                                   message=f"index not refreshed: {exc}"))
+
+    @property
+    def observing(self) -> bool:
+        """Whether the observer thread runs (it is restarted when it dies)."""
+        return self._observer is not None and self._observer.is_alive()
 
     def _emit(self, event: WatchEvent) -> None:
         try:
@@ -350,7 +358,14 @@ class _Handler:
         self.watcher = watcher
 
     def dispatch(self, event: Any) -> None:
-        if event.is_directory or event.event_type in ("opened", "closed_no_write"):
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        if self.watcher.on_event is not None:
+            try:
+                self.watcher.on_event(event)
+            except Exception:  # noqa: BLE001 - a listener must not stop the observer
+                pass
+        if event.is_directory:
             return
         self.watcher._note(event.src_path, event.event_type)
         dest = getattr(event, "dest_path", "")
