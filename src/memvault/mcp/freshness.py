@@ -24,9 +24,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memvault.state_paths import STATE_DIR
+
 log = logging.getLogger("memvault.mcp")
 
-IGNORED_TOP = (".memvault", ".git", ".obsidian", ".trash")
+IGNORED_TOP = (STATE_DIR, ".git", ".obsidian", ".trash")
 MAX_PATHS = 500
 """More changed paths than this are refreshed with one walk of the vault instead."""
 FULL = "full"
