@@ -1,45 +1,37 @@
-"""Hosted mode: encrypted per-principal documents in a real SQLite file."""
+"""Hosted mode's behaviour, run against a real SQLite file and a real PostgreSQL database."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
 from memvault.errors import NotFound
 from memvault.hosted import (MAX_DOC_BYTES, MAX_RECORDS, DecryptError, HostedMemory,
                              LimitExceeded, SecretError)
+from tests.hosted_backends import Backend, backend, pg_server  # noqa: F401  (fixtures)
 
 SECRET = "s" * 20 + "0123456789abcdefghijklmnop"
 ENV = {"SESSION_SECRET": SECRET}
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "hosted" / "memory.sqlite"
-
-
-@pytest.fixture
-def hm(db: Path):
-    with HostedMemory.open(db, environ=ENV) as memory:
+def hm(backend: Backend):
+    with HostedMemory.open(backend.target, environ=ENV) as memory:
         yield memory
 
 
-def _all_bytes(folder: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
-
-
-def test_database_file_holds_no_plaintext_of_any_document(db: Path) -> None:
+def test_database_holds_no_plaintext_of_any_document(backend: Backend) -> None:
     words = ["zanzibarquokka", "periwinkle-avalanche", "Grüße-Ölmühle"]
-    with HostedMemory.open(db, environ=ENV) as hm:
-        hm.put("alice@example.com", "style", f"Prefers {words[0]} answers", kind="preference")
-        hm.put("alice@example.com", "layout", f"Show {words[1]} tables first", kind="lesson")
-        hm.put("bob", "lang", f"Writes in German: {words[2]}")
-        hm.forget("bob", "lang")
-        # while open (WAL present) and after close
-        raw_open = _all_bytes(db.parent)
-    raw = _all_bytes(db.parent) + raw_open
-    for needle in [*words, "alice@example.com", "style", "layout", "Prefers", "bob"]:
+    with HostedMemory.open(backend.target, environ=ENV) as hm:
+        hm.put("alice@example.com", "style-xq17", f"Prefers {words[0]} answers", kind="preference")
+        hm.put("alice@example.com", "layout-wv93", f"Show {words[1]} tables first", kind="lesson")
+        hm.put("bob-the-principal", "lang", f"Writes in German: {words[2]}")
+        hm.apply_event("bob-the-principal", "evt-unguessable-77", doc_id="tz-doc",
+                       content="Works in Lisbon time")
+        hm.forget("bob-the-principal", "lang")
+        raw_open = backend.raw_bytes()  # while open (SQLite: WAL present)
+    raw = backend.raw_bytes() + raw_open
+    for needle in [*words, "alice@example.com", "style-xq17", "layout-wv93", "Prefers",
+                   "bob-the-principal", "evt-unguessable-77", "tz-doc", "Lisbon"]:
         assert needle.encode("utf-8") not in raw, needle
     assert SECRET.encode() not in raw
 
@@ -54,44 +46,65 @@ def test_documents_round_trip_per_principal(hm: HostedMemory) -> None:
     hm.put("p1", "a", "replaced")
     assert hm.get("p1", "a").text == "replaced"
     assert hm.count("p1") == 2
+    assert hm.principal_count() == 1
 
 
-def test_two_principals_cannot_read_each_others_documents(hm: HostedMemory, db: Path) -> None:
+def test_a_row_moved_to_another_principal_does_not_open(hm: HostedMemory,
+                                                        backend: Backend) -> None:
     hm.put("alice", "secret-doc", "alice only")
     with pytest.raises(NotFound):
         hm.get("mallory", "secret-doc")
     assert hm.list("mallory") == []
-    # even moving alice's sealed row under mallory's tag does not open it
-    import sqlite3
-
-    from memvault.hosted.keys import PrincipalKeys
-
-    conn = sqlite3.connect(db)
-    mallory = PrincipalKeys.derive(SECRET.encode(), "mallory")
-    conn.execute("UPDATE documents SET principal=?, doc=?", (mallory.tag,
-                                                               mallory.doc_tag("secret-doc")))
-    conn.commit()
-    conn.close()
+    mallory = hm.keyring.principal("mallory")
+    backend.sql("UPDATE documents SET principal=?, doc=?",
+                (mallory.tag, mallory.doc_tag("secret-doc")))
     with pytest.raises(DecryptError) as err:
         hm.get("mallory", "secret-doc")
     assert "alice only" not in str(err.value)
 
 
-def test_wrong_or_missing_secret_fails_cleanly(db: Path) -> None:
-    with HostedMemory.open(db, environ=ENV) as hm:
+@pytest.mark.parametrize("column,value", [("kind", "lesson"), ("updated", 12345),
+                                          ("updated", 2**40)])
+def test_an_edited_kind_or_time_column_is_detected(hm: HostedMemory, backend: Backend,
+                                                   column: str, value: object) -> None:
+    hm.put("p", "d", "a preference about tables", kind="preference")
+    hm.put("p", "other", "untouched")
+    tag = hm.keyring.principal("p").doc_tag("d")
+    assert backend.sql(f"UPDATE documents SET {column}=? WHERE doc=?", (value, tag)) == []
+    with pytest.raises(DecryptError, match="failed authentication") as err:
+        hm.get("p", "d")
+    assert "tables" not in str(err.value)
+    with pytest.raises(DecryptError):
+        hm.list("p")
+    assert hm.get("p", "other").text == "untouched"
+
+
+def test_wrong_or_missing_secret_fails_cleanly(backend: Backend) -> None:
+    with HostedMemory.open(backend.target, environ=ENV) as hm:
         hm.put("p", "d", "top secret words")
     wrong = "w" * 40
     with pytest.raises(SecretError) as err:
-        HostedMemory.open(db, environ={"SESSION_SECRET": wrong})
+        HostedMemory.open(backend.target, environ={"SESSION_SECRET": wrong})
     message = str(err.value)
     assert "does not match" in message
     assert wrong not in message and SECRET not in message and "top secret" not in message
     with pytest.raises(SecretError, match="not set"):
-        HostedMemory.open(db, environ={})
+        HostedMemory.open(backend.target, environ={})
     with pytest.raises(SecretError, match="too short"):
-        HostedMemory.open(db, environ={"SESSION_SECRET": "short"})
-    with HostedMemory.open(db, environ=ENV) as hm:  # the right secret still works
+        HostedMemory.open(backend.target, environ={"SESSION_SECRET": "short"})
+    with HostedMemory.open(backend.target, environ=ENV) as hm:  # the right secret still works
         assert hm.get("p", "d").text == "top secret words"
+
+
+@pytest.mark.parametrize("env", [{}, {"SESSION_SECRET": "é" * 16},
+                                 {"SESSION_SECRET": SECRET, "SESSION_SECRET_PREVIOUS": "x"}])
+def test_refusing_for_the_secret_creates_nothing(backend: Backend, env: dict[str, str]) -> None:
+    with pytest.raises(SecretError):
+        HostedMemory.open(backend.target, environ=env)
+    if backend.name == "sqlite":
+        assert backend.folder is not None and not backend.folder.exists()
+    else:
+        assert backend.sql("SELECT to_regclass('memvault.meta')") == [(None,)]
 
 
 def test_document_size_bound_is_exactly_one_mebibyte(hm: HostedMemory) -> None:
@@ -114,7 +127,8 @@ def test_record_bound_is_exactly_4096_per_principal(hm: HostedMemory) -> None:
     assert hm.count("p") == 4096
     hm.put("other", "d0", "another principal has its own budget")
     hm.forget("p", "d0")
-    hm.put("p", "one-more", "fits after a forget")
+    # the refused event was not consumed: it applies once there is room
+    assert hm.apply_event("p", "ev-over", doc_id="one-more", content="over").status == "applied"
     assert hm.count("p") == 4096
 
 
@@ -125,8 +139,8 @@ def test_put_many_is_all_or_nothing(hm: HostedMemory) -> None:
     assert hm.count("p") == 0
 
 
-def test_forgotten_document_is_not_resurrected_by_replaying_its_event(hm: HostedMemory,
-                                                                      db: Path) -> None:
+def test_forgotten_document_is_not_resurrected_by_replaying_its_event(
+        hm: HostedMemory, backend: Backend) -> None:
     first = hm.apply_event("p", "ev-1", doc_id="pref", content="Likes kumquat-ladders")
     assert first.status == "applied"
     assert hm.apply_event("p", "ev-1", doc_id="pref", content="Likes kumquat-ladders"
@@ -141,8 +155,7 @@ def test_forgotten_document_is_not_resurrected_by_replaying_its_event(hm: Hosted
                                                           "preference")])] == ["tombstoned"]
     assert hm.list("p") == []
     assert hm.is_forgotten("p", "Likes kumquat-ladders")
-    # the tombstone is content-free
-    assert b"kumquat" not in _all_bytes(db.parent)
+    assert b"kumquat" not in backend.raw_bytes()  # the tombstone is content-free
     # an explicit put by the user lifts it
     hm.put("p", "pref", "Likes kumquat-ladders")
     assert hm.get("p", "pref").text == "Likes kumquat-ladders"
@@ -156,16 +169,17 @@ def test_forget_event_applies_once(hm: HostedMemory) -> None:
         hm.get("p", "d")
 
 
-def test_secret_is_read_from_the_process_environment(db: Path,
+def test_secret_is_read_from_the_process_environment(backend: Backend,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SESSION_SECRET", raising=False)
     with pytest.raises(SecretError, match="SESSION_SECRET is not set"):
-        HostedMemory.open(db)
+        HostedMemory.open(backend.target)
     monkeypatch.setenv("SESSION_SECRET", SECRET)
-    with HostedMemory.open(db) as hm:
+    with HostedMemory.open(backend.target) as hm:
         hm.put("p", "d", "from the real environment")
         assert "SESSION_SECRET" not in repr(hm) and SECRET not in repr(hm)
-    with HostedMemory.open(db, environ=ENV) as hm:
+        assert SECRET not in repr(hm.keyring)
+    with HostedMemory.open(backend.target, environ=ENV) as hm:
         assert hm.get("p", "d").text == "from the real environment"
 
 

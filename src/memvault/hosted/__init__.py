@@ -2,16 +2,20 @@
 
     from memvault.hosted import HostedMemory
 
-    with HostedMemory.open("/var/lib/app/memory.sqlite") as hm:   # SESSION_SECRET from env
+    # SESSION_SECRET from the environment; a SQLite file, or "postgresql://app@db/app"
+    with HostedMemory.open("/var/lib/app/memory.sqlite") as hm:
         hm.put("user-42", "answer-style", "Prefers short answers", kind="preference")
         print(hm.get("user-42", "answer-style").text)
 
 See docs/hosted.md. Nothing here is imported by the vault CLI.
 """
 
-from memvault.hosted.keys import DecryptError, SecretError
+from memvault.hosted.keys import DecryptError
+from memvault.hosted.secrets import MIN_SECRET_CHARS, SecretError
 from memvault.hosted.service import (KINDS, MAX_DOC_BYTES, MAX_RECORDS, Document,
                                      DocumentInfo, EventResult, HostedMemory, LimitExceeded)
+from memvault.hosted.store import SchemaError, StoreUnavailable
 
 __all__ = ["HostedMemory", "Document", "DocumentInfo", "EventResult", "SecretError",
-           "DecryptError", "LimitExceeded", "MAX_DOC_BYTES", "MAX_RECORDS", "KINDS"]
+           "DecryptError", "LimitExceeded", "StoreUnavailable", "SchemaError", "MAX_DOC_BYTES",
+           "MAX_RECORDS", "KINDS", "MIN_SECRET_CHARS"]

@@ -1,17 +1,27 @@
-"""Keys and sealing for hosted mode: HKDF per-principal keys, AES-GCM envelopes.
+"""Keys and sealing for hosted mode: HKDF-derived keys, AES-GCM envelopes.
 
-`SESSION_SECRET` is read from the environment only; it is never stored, logged or put in
-an error message. From it, HKDF-SHA256 derives (with the principal id as HKDF `info`):
+Two families of keys, so the secret can be rotated without losing anything:
 
-- a 256-bit AES-GCM key per principal for the documents,
-- a keyed-hash (HMAC-SHA256) key per principal for row tags and tombstones, so the
-  database holds no principal id, no document id and no content in the clear,
-- one store-wide verifier, so a wrong secret is detected before anything is read or written.
+- **Index keys** come from the store's *index root*, 32 bytes kept in the store only
+  wrapped (AES-GCM) under a key derived from each accepted secret (hosted/keyring.py).
+  From it: the principal tag (HMAC of the principal id) and, per principal, the key for
+  document tags, tombstones and the event ledger. The root never changes, so tags and
+  tombstones survive a rotation (a tombstone is a one-way hash: it could not be redone).
+- **Document keys** come from a secret directly: HKDF-SHA256(secret, info = label +
+  principal tag), a 256-bit AES-GCM key per principal. Each row records the *key id* of
+  the secret that sealed it, so a rotation can re-encrypt rows in batches while both the
+  current and the previous secret open them.
 
-Every seal uses a fresh random 96-bit nonce; the associated data binds the principal tag
-and the document tag, so a row copied to another principal or document fails to open.
+A sealed row is `nonce (12 random bytes) || ciphertext || tag`. Its associated data binds
+the principal tag, the document tag (a keyed hash of the document id), the `updated`
+time and the `kind`, so a row moved to another principal or document, or whose kind or
+time column was edited in the database, fails to open.
 
-This module must never print, log or persist a secret, a derived key or a plaintext.
+Rows written by memvault 0.1.0 (format 1) bound only the two tags and derived the
+document key from the principal id; they still open (their kind is checked against the
+sealed header) and are resealed in format 2 when their principal is next used.
+
+This module never prints, logs or stores a secret, a key or a plaintext.
 `cryptography` is imported lazily (the CLI does not pay for it).
 """
 
@@ -20,96 +30,172 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+import struct
+from typing import TYPE_CHECKING, Any
 
 from memvault.errors import VaultError
+from memvault.hosted.secrets import PREVIOUS_SECRET_ENV, SECRET_ENV
 
-SECRET_ENV = "SESSION_SECRET"
-MIN_SECRET_BYTES = 32
+if TYPE_CHECKING:
+    from memvault.hosted.store import SealedRow
+
 NONCE_BYTES = 12
-_SALT = b"memvault-hosted-v1"
-
-
-class SecretError(VaultError):
-    """SESSION_SECRET is missing, too short, or not the one this store was created with."""
+KEY_ID_BYTES = 8
+ROOT_BYTES = 32
+FORMAT_LEGACY = 1  # memvault 0.1.0: AAD binds the two tags only
+FORMAT_CURRENT = 2  # AAD binds principal, document, updated and kind
+_SALT = b"memvault-hosted-v1"  # the HKDF salt since 0.1.0 (keeps 0.1.0 keys identical)
 
 
 class DecryptError(VaultError):
     """A sealed document did not authenticate (tampered, moved, or a different key)."""
 
 
-def secret_from_env(environ: Mapping[str, str] | None = None) -> bytes:
-    """The secret from the environment, or a SecretError that never echoes its value."""
-    env = os.environ if environ is None else environ
-    raw = env.get(SECRET_ENV)
-    if not raw:
-        raise SecretError(f"{SECRET_ENV} is not set; hosted mode needs it in the environment "
-                          f"(at least {MIN_SECRET_BYTES} random characters)")
-    data = raw.encode("utf-8")
-    if len(data) < MIN_SECRET_BYTES:
-        raise SecretError(f"{SECRET_ENV} is too short: use at least {MIN_SECRET_BYTES} random "
-                          "characters (e.g. `python -c 'import secrets; "
-                          "print(secrets.token_urlsafe(48))'`)")
-    return data
-
-
-def _hkdf(secret: bytes, info: bytes, length: int = 32) -> bytes:
+def _hkdf(secret: bytes, info: bytes) -> bytes:
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-    return HKDF(algorithm=hashes.SHA256(), length=length, salt=_SALT, info=info).derive(secret)
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=_SALT, info=info).derive(secret)
+
+
+def _expand(root: bytes, info: bytes) -> bytes:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
+
+    return HKDFExpand(algorithm=hashes.SHA256(), length=32, info=info).derive(root)
+
+
+def _aead(key: bytes) -> Any:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    return AESGCM(key)
 
 
 def store_verifier(secret: bytes) -> bytes:
-    """A keyed hash of a fixed label: equal for the same secret, reveals nothing of it."""
+    """A keyed hash of a fixed label: equal for the same secret, reveals nothing of it.
+    (0.1.0 stored it to recognise its secret; its first bytes are the key id.)"""
     key = _hkdf(secret, b"memvault/verifier")
     return hmac.new(key, b"memvault hosted store verifier v1", hashlib.sha256).digest()
 
 
-@dataclass(slots=True)
+def key_id(secret: bytes) -> bytes:
+    """The public name of a secret in the keyring and on each row it sealed."""
+    return store_verifier(secret)[:KEY_ID_BYTES]
+
+
+def legacy_index_root(secret: bytes) -> bytes:
+    """The index root a 0.1.0 store implicitly used: HKDF-Extract of its secret, so
+    expanding it gives exactly the tag keys 0.1.0 derived (and not the secret itself)."""
+    return hmac.new(_SALT, secret, hashlib.sha256).digest()
+
+
+def new_index_root() -> bytes:
+    return os.urandom(ROOT_BYTES)
+
+
+def _wrap_aad(kid: bytes) -> bytes:
+    return b"memvault-keyring-v2\x00" + kid
+
+
+def wrap_root(secret: bytes, root: bytes) -> bytes:
+    """The index root sealed under a key derived from `secret`."""
+    nonce = os.urandom(NONCE_BYTES)
+    aead = _aead(_hkdf(secret, b"memvault/keyring-wrap"))
+    return nonce + aead.encrypt(nonce, root, _wrap_aad(key_id(secret)))
+
+
+def unwrap_root(secret: bytes, wrapped: bytes) -> bytes | None:
+    """The index root, or None if `wrapped` was not sealed under this secret (or altered)."""
+    from cryptography.exceptions import InvalidTag
+
+    aead = _aead(_hkdf(secret, b"memvault/keyring-wrap"))
+    try:
+        return bytes(aead.decrypt(wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:],
+                                  _wrap_aad(key_id(secret))))
+    except (InvalidTag, ValueError):
+        return None
+
+
+class IndexKeys:
+    """Keys derived from the index root (stable across secret rotations)."""
+
+    def __init__(self, root: bytes) -> None:
+        self._root = root
+        self._principal_key = _expand(root, b"memvault/principal-index")
+
+    def principal_tag(self, principal: str) -> bytes:
+        return hmac.new(self._principal_key, principal.encode("utf-8"), hashlib.sha256).digest()
+
+    def mac_key(self, principal: str) -> bytes:
+        return _expand(self._root, b"memvault/tag-key/" + principal.encode("utf-8"))
+
+
 class PrincipalKeys:
-    """The derived keys of one principal (kept in memory only)."""
+    """One principal's keys. `principal` is None when only the tag is known (a rekey
+    batch): such keys open and seal format-2 rows but cannot compute tags or hashes."""
 
-    tag: bytes
-    _aead: Any
-    _mac_key: bytes
-
-    @classmethod
-    def derive(cls, secret: bytes, principal: str) -> PrincipalKeys:
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-        pid = principal.encode("utf-8")
-        enc_key = _hkdf(secret, b"memvault/doc-key/" + pid)
-        mac_key = _hkdf(secret, b"memvault/tag-key/" + pid)
-        index_key = _hkdf(secret, b"memvault/principal-index")
-        tag = hmac.new(index_key, pid, hashlib.sha256).digest()
-        return cls(tag=tag, _aead=AESGCM(enc_key), _mac_key=mac_key)
+    def __init__(self, tag: bytes, principal: str | None, mac_key: bytes | None,
+                 secrets: dict[bytes, bytes], current_id: bytes) -> None:
+        self.tag = tag
+        self.principal = principal
+        self._mac_key = mac_key
+        self._secrets = secrets  # key id -> secret, for the secrets this process holds
+        self._current_id = current_id
+        self._aeads: dict[tuple[int, bytes], Any] = {}
 
     def keyed_hash(self, label: str, data: bytes) -> bytes:
         """HMAC-SHA256 under this principal's tag key, domain-separated by `label`."""
+        assert self._mac_key is not None, "keyed hashes need the principal id"
         return hmac.new(self._mac_key, label.encode() + b"\x00" + data, hashlib.sha256).digest()
 
     def doc_tag(self, doc_id: str) -> bytes:
         return self.keyed_hash("doc", doc_id.encode("utf-8"))
 
-    def _aad(self, doc_tag: bytes) -> bytes:
-        return b"memvault-hosted-v1\x00" + self.tag + doc_tag
+    def _doc_aead(self, fmt: int, kid: bytes) -> Any:
+        aead = self._aeads.get((fmt, kid))
+        if aead is None:
+            secret = self._secrets.get(kid)
+            if secret is None:
+                raise DecryptError(f"a document is sealed with a secret that is neither "
+                                   f"{SECRET_ENV} nor {PREVIOUS_SECRET_ENV}; set the previous "
+                                   "secret until `memvault hosted rekey` has finished")
+            if fmt == FORMAT_LEGACY:
+                if self.principal is None:
+                    raise DecryptError("a document in the 0.1.0 format needs its principal "
+                                       "id to be opened")
+                info = b"memvault/doc-key/" + self.principal.encode("utf-8")
+            else:
+                info = b"memvault/doc-key-v2/" + self.tag
+            aead = self._aeads[(fmt, kid)] = _aead(_hkdf(secret, info))
+        return aead
 
-    def seal(self, doc_tag: bytes, plaintext: bytes) -> bytes:
-        """nonce (12 bytes) || AES-GCM ciphertext+tag."""
+    def _aad(self, fmt: int, doc_tag: bytes, kind: str, updated: int) -> bytes:
+        if fmt == FORMAT_LEGACY:
+            return b"memvault-hosted-v1\x00" + self.tag + doc_tag
+        return (b"memvault-hosted-v2\x00" + self.tag + doc_tag + struct.pack(">q", updated)
+                + kind.encode("utf-8"))
+
+    def seal(self, doc_tag: bytes, kind: str, updated: int, plaintext: bytes
+             ) -> tuple[bytes, bytes]:
+        """(key id, sealed bytes) under the current secret, in the current format."""
         nonce = os.urandom(NONCE_BYTES)
-        return nonce + self._aead.encrypt(nonce, plaintext, self._aad(doc_tag))
+        aead = self._doc_aead(FORMAT_CURRENT, self._current_id)
+        sealed = nonce + aead.encrypt(nonce, plaintext,
+                                      self._aad(FORMAT_CURRENT, doc_tag, kind, updated))
+        return self._current_id, sealed
 
-    def open(self, doc_tag: bytes, sealed: bytes) -> bytes:
+    def open(self, row: SealedRow) -> bytes:
         from cryptography.exceptions import InvalidTag
 
-        if len(sealed) < NONCE_BYTES + 16:
-            raise DecryptError("a stored document is truncated; it cannot be opened")
+        if row.fmt not in (FORMAT_LEGACY, FORMAT_CURRENT):
+            raise DecryptError(f"a stored document has an unknown format ({row.fmt})")
+        if len(row.sealed) < NONCE_BYTES + 16 or row.key_id is None:
+            raise DecryptError("a stored document is truncated or has no key id; it cannot "
+                               "be opened")
+        aead = self._doc_aead(row.fmt, row.key_id)
         try:
-            return bytes(self._aead.decrypt(sealed[:NONCE_BYTES], sealed[NONCE_BYTES:],
-                                            self._aad(doc_tag)))
+            return bytes(aead.decrypt(row.sealed[:NONCE_BYTES], row.sealed[NONCE_BYTES:],
+                                      self._aad(row.fmt, row.doc_tag, row.kind, row.updated)))
         except InvalidTag:
-            raise DecryptError("a stored document failed authentication (wrong "
-                               f"{SECRET_ENV}, or the row was altered or moved)") from None
+            raise DecryptError("a stored document failed authentication (the row was "
+                               "altered or moved, or the secret is wrong)") from None

@@ -10,15 +10,14 @@ normalised content), and every applied event id is kept as a keyed hash, so repl
 event that created a forgotten document, or importing the same content again, does not
 bring it back. Only an explicit `put` by the app on the user's behalf lifts a tombstone.
 
-The service layer knows nothing of SQLite: it talks to a `HostedStore`
-(hosted/store.py), so a PostgreSQL store can be added without changing this file.
+The service layer knows nothing of SQL: it talks to a `HostedStore` (hosted/store.py),
+the embedded SQLite file or a PostgreSQL server, chosen by `HostedMemory.open(target)`.
 It must never log, return or raise with a plaintext of someone else's document, a key or
 the secret.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 import time
 from collections.abc import Iterable, Mapping
@@ -27,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from memvault.core.bullets import normalise_text
-from memvault.errors import InvalidInput, NotFound, VaultError
-from memvault.hosted.keys import (PrincipalKeys, SecretError, secret_from_env,
-                                  store_verifier)
-from memvault.hosted.store import HostedStore, PrincipalTxn, SealedRow
+from memvault.errors import InvalidInput, NotFound
+from memvault.hosted.keyring import Keyring, unlock
+from memvault.hosted.keys import FORMAT_CURRENT, DecryptError, PrincipalKeys
+from memvault.hosted.secrets import Secrets, secrets_from_env
+from memvault.hosted.store import HostedStore, PrincipalTxn, SealedRow, open_store
 
 MAX_DOC_BYTES = 1024 * 1024
 MAX_RECORDS = 4096
@@ -115,28 +115,22 @@ def _content_key(data: bytes) -> bytes:
 class HostedMemory:
     """Per-principal encrypted documents over a HostedStore."""
 
-    def __init__(self, store: HostedStore, *, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, store: HostedStore, *, environ: Mapping[str, str] | None = None,
+                 secrets: Secrets | None = None) -> None:
         self.store = store
-        self._secret = secret_from_env(environ)
-        expected = store_verifier(self._secret)
-        existing = store.verifier()
-        if existing is None:
-            store.set_verifier(expected)
-        elif not hmac.compare_digest(existing, expected):
-            self._secret = b""
-            raise SecretError("SESSION_SECRET does not match the secret this hosted database "
-                              "was created with; nothing was read or written")
+        self.keyring: Keyring = unlock(store, secrets or secrets_from_env(environ))
         self._keys: dict[str, PrincipalKeys] = {}
 
     @classmethod
-    def open(cls, path: str | Path, *, environ: Mapping[str, str] | None = None) -> HostedMemory:
-        """The embedded default: a SQLite database file at `path`."""
-        from memvault.hosted.sqlite_store import SqliteStore
-
-        store = SqliteStore(path)
+    def open(cls, target: str | Path, *,
+             environ: Mapping[str, str] | None = None) -> HostedMemory:
+        """Open a store: a `postgresql://user@host/db` URL, or a SQLite file path (the
+        embedded default). The secrets are checked before anything is opened or created."""
+        secrets = secrets_from_env(environ)
+        store = open_store(target)
         try:
-            return cls(store, environ=environ)
-        except VaultError:
+            return cls(store, secrets=secrets)
+        except BaseException:
             store.close()
             raise
 
@@ -161,8 +155,34 @@ class HostedMemory:
         if keys is None:
             if len(self._keys) >= _KEY_CACHE:
                 self._keys.pop(next(iter(self._keys)))
-            keys = self._keys[principal] = PrincipalKeys.derive(self._secret, principal)
+            keys = self.keyring.principal(principal)
+            if self.keyring.legacy_key_id is not None:
+                self._reseal_legacy(keys)
+            self._keys[principal] = keys
         return keys
+
+    def _reseal_legacy(self, keys: PrincipalKeys) -> int:
+        """Reseal this principal's 0.1.0-format rows in the current format (same kind and
+        time), so their kind and time are bound too; how many."""
+        with self.store.transaction(keys.tag) as txn:
+            rows = txn.legacy_rows()
+            for row in rows:
+                doc = self._open_row(keys, row)
+                key_id, sealed = keys.seal(row.doc_tag, row.kind, row.updated,
+                                           self._payload(doc.doc_id, doc.kind, doc.content))
+                txn.put(SealedRow(row.doc_tag, row.kind, sealed, row.updated, key_id,
+                                  FORMAT_CURRENT))
+        return len(rows)
+
+    def reseal_legacy(self, principal: str) -> int:
+        """Reseal one principal's documents written by memvault 0.1.0 (done anyway the
+        first time this process uses the principal); how many were resealed."""
+        _check_id(principal, "principal id")
+        self._keys.pop(principal, None)
+        keys = self.keyring.principal(principal)
+        count = self._reseal_legacy(keys)
+        self._keys[principal] = keys
+        return count
 
     # -- sealing -----------------------------------------------------------------------
 
@@ -172,10 +192,12 @@ class HostedMemory:
         return header.encode("utf-8") + b"\n" + data
 
     def _open_row(self, keys: PrincipalKeys, row: SealedRow) -> Document:
-        plain = keys.open(row.doc_tag, row.sealed)
+        plain = keys.open(row)
         head, _, data = plain.partition(b"\n")
         header = json.loads(head)
-        return Document(str(header["id"]), str(header["kind"]), data, row.updated)
+        if header.get("kind") != row.kind:  # format 1 did not bind the kind column
+            raise DecryptError("a stored document's kind was altered in the database")
+        return Document(str(header["id"]), row.kind, data, row.updated)
 
     def _write(self, txn: PrincipalTxn, keys: PrincipalKeys, doc_id: str, data: bytes,
                kind: str, now: int, held: list[int] | None = None) -> DocumentInfo:
@@ -189,7 +211,8 @@ class HostedMemory:
                 raise LimitExceeded(f"this principal already holds {MAX_RECORDS:,} documents "
                                     "(the limit); forget some before adding more")
             held[0] += 1
-        txn.put(SealedRow(tag, kind, keys.seal(tag, self._payload(doc_id, kind, data)), now))
+        key_id, sealed = keys.seal(tag, kind, now, self._payload(doc_id, kind, data))
+        txn.put(SealedRow(tag, kind, sealed, now, key_id, FORMAT_CURRENT))
         return DocumentInfo(doc_id, kind, len(data), now)
 
     # -- the API -----------------------------------------------------------------------
@@ -217,7 +240,7 @@ class HostedMemory:
 
     def get(self, principal: str, doc_id: str) -> Document:
         keys = self._principal(principal)
-        with self.store.transaction(keys.tag) as txn:
+        with self.store.transaction(keys.tag, write=False) as txn:
             row = txn.get(keys.doc_tag(_check_id(doc_id, "document id")))
         if row is None:
             raise NotFound(f"no document with id {doc_id!r}")
@@ -226,7 +249,7 @@ class HostedMemory:
     def load_all(self, principal: str, *, kind: str | None = None) -> list[Document]:
         """Every document of a principal, decrypted (e.g. to build a prompt)."""
         keys = self._principal(principal)
-        with self.store.transaction(keys.tag) as txn:
+        with self.store.transaction(keys.tag, write=False) as txn:
             rows = list(txn.rows(_check_kind(kind) if kind else None))
         docs = [self._open_row(keys, r) for r in rows]
         return sorted(docs, key=lambda d: (-d.updated, d.doc_id))
@@ -236,7 +259,7 @@ class HostedMemory:
 
     def count(self, principal: str) -> int:
         keys = self._principal(principal)
-        with self.store.transaction(keys.tag) as txn:
+        with self.store.transaction(keys.tag, write=False) as txn:
             return txn.count()
 
     def principal_count(self) -> int:
@@ -277,8 +300,8 @@ class HostedMemory:
     def is_forgotten(self, principal: str, content: str | bytes) -> bool:
         keys = self._principal(principal)
         key = keys.keyed_hash("content", _content_key(_content_bytes(content)))
-        with self.store.transaction(keys.tag) as txn:
-            return txn.has_marker(key) == "tombstone"
+        with self.store.transaction(keys.tag, write=False) as txn:
+            return txn.has_marker(key) is not None
 
     def apply_event(self, principal: str, event_id: str, *, op: str = "put",
                     doc_id: str, content: str | bytes | None = None,
@@ -302,7 +325,9 @@ class HostedMemory:
         ledger = keys.keyed_hash("event", event_id.encode("utf-8"))
         now = int(time.time())
         with self.store.transaction(keys.tag) as txn:
-            if txn.has_marker(ledger):
+            # the ledger row is claimed first: its unique key makes a second worker
+            # applying the same event a duplicate, whatever the timing
+            if not txn.add_marker(ledger, "event", now):
                 return EventResult(event_id, "duplicate")
             info = None
             status = "applied"
@@ -314,7 +339,6 @@ class HostedMemory:
             else:
                 tag = keys.doc_tag(doc_id)
                 info = self._forget(txn, keys, doc_id) if txn.get(tag) else None
-            txn.add_marker(ledger, "event", now)
         return EventResult(event_id, status, info)
 
     def import_documents(self, principal: str,
