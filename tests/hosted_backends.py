@@ -47,6 +47,13 @@ class PgServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url.rsplit("/", 1)[0] + "/" + name
 
+    def drop_database(self, url: str) -> None:
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer | str]:
@@ -114,11 +121,17 @@ class Backend:
             no_postgres(f"{DATA_ENV} is not set, so the server's files cannot be read")
         import psycopg
 
+        database = self.target.rsplit("/", 1)[1]
         with psycopg.connect(self.server.url, autocommit=True) as conn:
             conn.execute("CHECKPOINT")
-        root = self.server.data.parent if self.server.own is None else self.server.own.root
+            oid = conn.execute("SELECT oid FROM pg_database WHERE datname=%s",
+                               (database,)).fetchone()[0]
+        root = self.server.data.parent  # the data folder and the server log beside it
+        base = self.server.data / "base"
+        own = base / str(oid)
         return b"".join(p.read_bytes() for p in sorted(root.rglob("*"))
-                        if p.is_file() and not p.is_symlink())
+                        if p.is_file() and not p.is_symlink()
+                        and (own in p.parents or base not in p.parents))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -129,4 +142,6 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     server = request.getfixturevalue("pg_server")
     if isinstance(server, str):
         no_postgres(server)
-    return Backend("postgres", server.create_database(), server=server)
+    url = server.create_database()
+    request.addfinalizer(lambda: server.drop_database(url))
+    return Backend("postgres", url, server=server)

@@ -105,7 +105,7 @@ class ThrowawayPostgres:
     def _options(self) -> str:
         opts = {"listen_addresses": "127.0.0.1", "port": str(self.port),
                 "unix_socket_directories": str(self.root), "max_connections": "120",
-                **self.settings}
+                "max_wal_size": "96MB", "min_wal_size": "32MB", **self.settings}
         return " ".join(f"-c {shlex.quote(f'{k}={v}')}" for k, v in opts.items())
 
     def start(self) -> ThrowawayPostgres:

@@ -55,6 +55,7 @@ def export(target: str | Path, out: str | Path, environ: Mapping[str, str] | Non
         if check(store, secrets) is None:
             raise InvalidInput("the hosted database is empty; there is nothing to export",
                                path=store.describe())
+        HostedMemory(store, secrets=secrets)  # an older SQLite schema is upgraded first
         counts = {"keyring": 0, "document": 0, "marker": 0}
         out = Path(out)
         fd, tmp = tempfile.mkstemp(prefix=".memvault-dump-", dir=out.parent or ".")
