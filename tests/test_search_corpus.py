@@ -100,6 +100,29 @@ def test_a_typo_in_a_title_still_finds_it(corpus, typo, expected):
     assert top(corpus, typo)[0] == expected
 
 
+def test_the_tag_example_in_search_help_returns_results_here(corpus):
+    import shlex
+
+    from memvault.cli.search import search
+
+    example = next(line.split("Example:", 1)[1].strip()
+                   for line in (search.help or "").splitlines() if "Example:" in line)
+    argv = shlex.split(example)
+    assert argv[:2] == ["memvault", "search"] and "--tag" in argv
+    proc = run_memvault("--vault", str(corpus["root"]), *argv[1:], "--json")
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)["results"]
+    tag = argv[argv.index("--tag") + 1]
+    assert results and all(tag in r["tags"] for r in results)
+
+
+def test_a_typo_in_a_body_word_finds_the_notes_that_have_it(corpus):
+    right = top(corpus, "frontmatter", 5, path_glob="en/*")
+    hits = corpus["vault"].search.search("frontmattter", limit=5, path_glob="en/*")
+    assert hits and hits[0].match == "typo corrected"
+    assert [h.path for h in hits] == right
+
+
 def test_a_cold_cli_search_uses_the_index_and_prints_json(corpus):
     proc = run_memvault("--vault", str(corpus["root"]), "search", "--json", "--limit", "2",
                         "Internal links")

@@ -96,7 +96,8 @@ def test_hidden_folders_and_non_markdown_files_are_skipped(cli, notes_vault):
 def test_typo_in_title_alias_or_tag_still_finds_the_note(cli, notes_vault):
     assert paths(search(cli, "Uniswpa"))[0] == "Venues/Uniswap.md"
     hit = search(cli, "Uniswpa")["results"][0]
-    assert hit["match"] == "fuzzy title"
+    assert hit["match"] == "typo corrected"  # the title's word, from the index's vocabulary
+    assert search(cli, "Grpah veiw")["results"] == []  # no such note here: nothing invented
 
 
 def test_refresh_rereads_only_changed_files_and_drops_deleted(vault, notes_vault):

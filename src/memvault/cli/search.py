@@ -100,7 +100,7 @@ def search(ctx: click.Context, query: str, limit: int, path: str | None, tag: st
     """Search every note in the vault for QUERY (full text, BM25, typo-tolerant titles and
     tags): words (all required), "a phrase", prefix*, -exclude, a OR b.
 
-    Example: memvault search "internal links" --tag plugins --limit 5
+    Example: memvault search "canvas" --tag desktop --limit 5
     """
     service = state(ctx).vault().search
     with _progress(ctx) as progress:

@@ -2,12 +2,14 @@
 
 Query syntax (docs/recall.md): words are all required; `"an exact phrase"`; `word*`
 for a prefix; `-word` or `-"a phrase"` to exclude; `a OR b`. Anything else is taken
-literally (no FTS5 syntax errors reach the user). When every word is required and
-nothing matches, any-word matching is tried; when there are still few results, titles,
-aliases and tags are matched fuzzily (rapidfuzz), which forgives typos.
+literally (no FTS5 syntax errors reach the user). When every word is required and few
+notes match, words no note contains are corrected from the index's vocabulary
+(`typos.py`); then titles, aliases and tags are matched fuzzily (rapidfuzz), and any-word
+matching fills up the list.
 
-Ranking: BM25 with column weights title 10, aliases 8, tags 5, properties 2, body 1,
-and a note whose title or alias equals the query goes first. Read-only.
+Ranking: BM25 with column weights title 10, aliases 8, tags 5, properties 2, body 1;
+the score shown is 0..1 in bands by how a note was found (`BANDS`: a title or alias
+equal to the query first), and results are sorted by it. Read-only.
 """
 
 from __future__ import annotations
@@ -122,10 +124,9 @@ def _filters(path_glob: str | None, tag: str | None) -> tuple[str, list[Any]]:
 
 def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
                  path_glob: str | None = None, tag: str | None = None) -> list[Hit]:
-    """Notes matching `query`, best first (see the module doc)."""
+    """Notes matching `query`, best first by the score shown (see the module doc)."""
     required, excluded = parse_query(query)
     filt, fargs = _filters(path_glob, tag)
-    hits: list[Hit] = []
     if not required:
         if excluded or not (path_glob or tag):
             return []
@@ -147,22 +148,87 @@ def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
         rows += conn.execute(sql.replace("ORDER BY", f"AND f.id IN ({marks}) ORDER BY"),
                              (expression, *fargs, *exact, fetch)).fetchall()
     hits = _hits(conn, rows, "full text")
-    hits.sort(key=lambda h: (_exactness(query, h), -h.score, h.path))
-    hits = hits[:limit]
-    if len(hits) >= min(limit, FEW_RESULTS):
-        return hits
-    seen = {h.path for h in hits}
-    extra = [] if excluded else fuzzy_notes(conn, query, limit=limit, path_glob=path_glob,
-                                            tag=tag)
+    by_exactness: list[list[Hit]] = [[], [], []]
+    for hit in hits:
+        by_exactness[_exactness(query, hit)].append(hit)
+    _banded(by_exactness[0], *BANDS["exact as typed"])
+    _banded(by_exactness[1], *BANDS["exact"])
+    _banded(by_exactness[2], *BANDS["full text"])
+    found = Found(hits)
+    if found.enough(limit):
+        return found.best(limit)
+    corrected = correct_query(conn, query)
+    if corrected is not None:
+        req, exc = parse_query(corrected)
+        rows = conn.execute(sql, (fts_expression(req, exc), *fargs, fetch)).fetchall()
+        found.add(_banded(_hits(conn, rows, "typo corrected"), *BANDS["typo corrected"]))
+        if found.enough(limit):
+            return found.best(limit)
+    if not excluded:
+        found.add(fuzzy_notes(conn, query, limit=limit, path_glob=path_glob, tag=tag))
     if len(required) > 1:
         rows = conn.execute(sql, (fts_expression(required, excluded, any_word=True), *fargs,
                                   fetch)).fetchall()
-        extra += _hits(conn, rows, "any word")
-    for hit in extra:
-        if hit.path not in seen and len(hits) < limit:
-            hits.append(hit)
-            seen.add(hit.path)
+        found.add(_banded(_hits(conn, rows, "any word"), *BANDS["any word"]))
+    return found.best(limit)
+
+
+BANDS = {"exact as typed": (0.975, 1.0), "exact": (0.95, 0.97), "full text": (0.5, 0.9), "typo corrected": (0.3, 0.5),
+         "fuzzy": (0.2, 0.3), "any word": (0.0, 0.2)}
+"""The score shown (0..1) by how a note was found (a title or alias equal to the query as
+typed, or ignoring case, then all words, corrected words, fuzzy names, any word); within
+a band, by BM25 relative to the best hit of that kind (for fuzzy names, by similarity).
+Results are sorted by it."""
+
+
+class Found:
+    """Hits collected from the successive ways of matching, one per note."""
+
+    def __init__(self, hits: list[Hit]) -> None:
+        self.hits: list[Hit] = []
+        self.paths: set[str] = set()
+        self.add(hits)
+
+    def add(self, hits: list[Hit]) -> None:
+        for hit in hits:
+            if hit.path not in self.paths:
+                self.paths.add(hit.path)
+                self.hits.append(hit)
+
+    def enough(self, limit: int) -> bool:
+        return len(self.hits) >= min(limit, FEW_RESULTS)
+
+    def best(self, limit: int) -> list[Hit]:
+        return sorted(self.hits, key=lambda h: (-h.score, h.path))[:limit]
+
+
+def _banded(hits: list[Hit], low: float, high: float) -> list[Hit]:
+    best = max((h.score for h in hits), default=0.0)
+    for hit in hits:
+        hit.score = low + (high - low) * (hit.score / best if best > 0 else 1.0)
     return hits
+
+
+def correct_query(conn: sqlite3.Connection, query: str) -> str | None:
+    """The query with each plain word no note contains widened to its likely corrections
+    (`word OR correction …`), or None when nothing could be corrected."""
+    from memvault.index.typos import corrections, is_known
+
+    if re.search(r"(?:^|\s)OR(?:\s|$)", query):
+        return None  # the user already chose alternatives
+    out: list[str] = []
+    changed = False
+    for m in _TOKEN.finditer(query):
+        word = m.group(3)
+        clause = _literal(word) if word and not word.startswith("-") and \
+            not word.endswith("*") else None
+        fixes = corrections(conn, word) if clause and not is_known(conn, clause) else []
+        if fixes:
+            out.append(" OR ".join([word, *fixes]))
+            changed = True
+        else:
+            out.append(m.group(0))
+    return " ".join(out) if changed else None
 
 
 def _exactness(query: str, hit: Hit) -> int:
@@ -248,12 +314,15 @@ def fuzzy_notes(conn: sqlite3.Connection, query: str, *, limit: int,
     ordered = sorted(best.items(), key=lambda kv: (-kv[1][0], -kv[1][1], -kv[1][2],
                                                   kv[0]))[:limit]
     hits: list[Hit] = []
-    for fid, (score, _plain, _pref, how) in ordered:
+    low, high = BANDS["fuzzy"]
+    for fid, (plain, wratio, pref, how) in ordered:
         row = conn.execute("SELECT f.id, f.path, f.title, 0, substr(n.body, 1, 160) FROM files f "
                            "JOIN notes_fts n ON n.rowid = f.id WHERE f.id = ?", (fid,)).fetchone()
         if row:
             hit = _hits(conn, [row], how)[0]
-            hit.score = score / 100.0
+            # similarity first, then the closer overall match, then title > alias > tag
+            closeness = (plain * 100 + wratio) / 10_100 * (1 + 0.001 * pref)
+            hit.score = low + (high - low) * min(closeness, 1.0)
             hits.append(hit)
     return hits
 

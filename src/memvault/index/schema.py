@@ -98,6 +98,12 @@ def m003_compact_notes(conn: sqlite3.Connection) -> None:
     """)
 
 
+def m004_vocabulary(conn: sqlite3.Connection) -> None:
+    """The words of the notes' full-text index (stemmed, folded) with how many notes hold
+    each, for correcting typos in queries (`index/typos.py`)."""
+    _run(conn, "CREATE VIRTUAL TABLE notes_vocab USING fts5vocab(notes_fts, 'row')")
+
+
 def _run(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one (executescript would commit the open transaction)."""
     for statement in script.split(";"):
@@ -109,6 +115,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m001_notes,
     m002_memory_records,
     m003_compact_notes,
+    m004_vocabulary,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
