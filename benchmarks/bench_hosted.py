@@ -170,21 +170,26 @@ def verify(target: str, results: list[dict[str, Any]], principals: int) -> dict[
 
     problems = [p for r in results for p in r["problems"]]
     present = absent = 0
+
+    def stored(principal: str, doc: str) -> bytes | None:
+        try:
+            return hm.get(principal, doc).content
+        except NotFound:
+            return None
+
+    def expect(where: str, got: bytes | None, want: bytes | None) -> None:
+        if got != want:
+            found = "nothing" if got is None else f"{len(got)} bytes"
+            wanted = "absent" if want is None else f"{len(want)} bytes"
+            problems.append(f"{where}: found {found}, expected {wanted}")
+
     with HostedMemory.open(target, environ=ENV) as hm:
         for r in results:
             for p, docs in r["mine"].items():
                 for doc, text in docs.items():
-                    try:
-                        got = hm.get(p, doc).text
-                        if text is None:
-                            problems.append(f"{p}/{doc}: forgotten but present")
-                        elif got != text:
-                            problems.append(f"{p}/{doc}: content differs")
-                        present += 1
-                    except NotFound:
-                        if text is not None:
-                            problems.append(f"{p}/{doc}: acknowledged put missing")
-                        absent += 1
+                    expect(f"{p}/{doc}", stored(p, doc), None if text is None else text.encode())
+                    present += text is not None
+                    absent += text is None
         applied = Counter(e for r in results for e, s in r["events"] if s == "applied")
         acked = {e for r in results for e, _ in r["events"]}
         problems += [f"{e} applied {n} times" for e, n in applied.items() if n != 1]
@@ -194,15 +199,8 @@ def verify(target: str, results: list[dict[str, Any]], principals: int) -> dict[
             if e.startswith("evt-"):
                 k = int(e.split("-")[1])
                 ep, doc, text = _event(k, principals)
-                try:
-                    got = hm.get(ep, doc).text
-                    if k in forgotten:
-                        problems.append(f"{doc}: forget event acknowledged, document back")
-                    elif got != text:
-                        problems.append(f"{doc}: event content differs")
-                except NotFound:
-                    if k not in forgotten:
-                        problems.append(f"{doc}: applied event's document missing")
+                expect(f"event document {doc}", stored(ep, doc),
+                       None if k in forgotten else text.encode())
         hot_acks = Counter(h for r in results for h, _ in r["hot_added"])
         attempts = sum(r["hot_attempts"] for r in results)
         full = 0
@@ -219,13 +217,10 @@ def verify(target: str, results: list[dict[str, Any]], principals: int) -> dict[
             for p, doc, size, ok in r["big"]:
                 if ok != (size <= MAX_DOC_BYTES):
                     problems.append(f"{doc}: {size} bytes {'accepted' if ok else 'refused'}")
-                try:
-                    stored: int | None = len(hm.get(p, doc).content)
-                except NotFound:
-                    stored = None
-                if stored != (size if ok else None):
+                got = stored(p, doc)
+                if (None if got is None else len(got)) != (size if ok else None):
                     problems.append(f"{doc}: {size} bytes, {'accepted' if ok else 'refused'}, "
-                                    f"{stored} stored")
+                                    f"{'nothing' if got is None else len(got)} stored")
     return {"problems": problems, "present": present, "absent": absent,
             "hot": f"{full} of {len(HOT)} hot principals filled to the limit by {attempts} "
                    "racing additions",

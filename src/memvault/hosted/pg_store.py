@@ -29,8 +29,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from memvault.errors import InvalidInput
-from memvault.hosted.sql_store import GLOBAL_LOCK, Sql, SqlStoreMixin
-from memvault.hosted.store import SCHEMA_VERSION, SchemaError, StoreUnavailable
+from memvault.hosted.sql_store import GLOBAL_LOCK, Sql, SqlStoreMixin, apply_migrations
+from memvault.hosted.store import StoreUnavailable
 
 POOL_MAX = 8
 POOL_TIMEOUT = 15.0
@@ -132,7 +132,6 @@ class PostgresStore(SqlStoreMixin):
             return self.schema_version_in(conn)
 
     def migrate(self) -> list[int]:
-        applied: list[int] = []
         lock = self._lock_args(GLOBAL_LOCK)
         try:
             with self.pool.connection() as conn:
@@ -141,27 +140,14 @@ class PostgresStore(SqlStoreMixin):
                 conn.execute("SELECT pg_advisory_lock(%s, %s)", lock)
                 try:
                     with conn.transaction():
-                        self._apply_migrations(conn, applied)
+                        return apply_migrations(conn, self.q, MIGRATIONS,
+                                                self.schema_version_in(conn), self.describe())
                 finally:
                     conn.execute("SELECT pg_advisory_unlock(%s, %s)", lock)
         except self._errors as exc:
             raise StoreUnavailable(f"the hosted database connection failed "
                                    f"({_first_line(exc)}); the migration was rolled back: "
                                    "retry it") from None
-        return applied
-
-    def _apply_migrations(self, conn: Any, applied: list[int]) -> None:
-        version = self.schema_version_in(conn)
-        if version > SCHEMA_VERSION:
-            raise SchemaError(f"schema {version} was made by a newer memvault",
-                              path=self.describe())
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS[target]:
-                conn.execute(statement)
-            conn.execute("INSERT INTO memvault.meta (name, value) VALUES ('schema', %s) "
-                         "ON CONFLICT (name) DO UPDATE SET value=excluded.value",
-                         (str(target).encode(),))
-            applied.append(target)
 
     @staticmethod
     def schema_version_in(conn: Any) -> int:

@@ -154,6 +154,25 @@ _DUMP = {
 _TABLES = {"keyring": "keyring", "document": "documents", "marker": "markers"}
 
 
+def apply_migrations(conn: Any, q: Sql, migrations: dict[int, list[str]], version: int,
+                     describe: str) -> list[int]:
+    """Run the migrations after `version` on `conn` (inside the caller's transaction,
+    which holds the store-wide lock), recording each version in meta; the versions run."""
+    from memvault.hosted.store import SCHEMA_VERSION, SchemaError
+
+    if version > SCHEMA_VERSION:
+        raise SchemaError(f"schema {version} was made by a newer memvault", path=describe)
+    applied = []
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        for statement in migrations[target]:
+            conn.execute(statement)
+        conn.execute(q("INSERT INTO {t}meta (name, value) VALUES ('schema', %s) "
+                       "ON CONFLICT (name) DO UPDATE SET value=excluded.value"),
+                     (str(target).encode(),))
+        applied.append(target)
+    return applied
+
+
 class SqlStoreMixin:
     """The store-level queries shared by SqliteStore and PostgresStore."""
 

@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.errors import InvalidInput, NotFound
-from memvault.hosted.sql_store import Sql, SqlStoreMixin
-from memvault.hosted.store import SCHEMA_VERSION, SchemaError
+from memvault.hosted.sql_store import Sql, SqlStoreMixin, apply_migrations
 
 MIGRATIONS: dict[int, list[str]] = {
     1: [  # memvault 0.1.0
@@ -100,20 +99,9 @@ class SqliteStore(SqlStoreMixin):
         return int(bytes(row[0]).decode()) if row else 0
 
     def migrate(self) -> list[int]:
-        applied = []
         with self._connection(write=True, lock=None) as conn:
-            version = self.schema_version()
-            if version > SCHEMA_VERSION:
-                raise SchemaError(f"schema {version} was made by a newer memvault",
-                                  path=str(self.path))
-            for target in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in MIGRATIONS[target]:
-                    conn.execute(statement)
-                conn.execute("INSERT INTO meta (name, value) VALUES ('schema', ?) ON CONFLICT "
-                             "(name) DO UPDATE SET value=excluded.value",
-                             (str(target).encode(),))
-                applied.append(target)
-        return applied
+            return apply_migrations(conn, self.q, MIGRATIONS, self.schema_version(),
+                                    self.describe())
 
     def close(self) -> None:
         with self._lock:
