@@ -24,6 +24,7 @@ PostgreSQL (`--workers` processes) side by side.
 
     python benchmarks/bench_hosted.py                       # 8 workers x 2,000 ops
     python benchmarks/bench_hosted.py --workers 3 --ops 200 --principals 50
+    python benchmarks/bench_hosted.py --sqlite-workers 8    # SQLite contended, for contrast
     python benchmarks/bench_hosted.py --pg-url postgresql://me@127.0.0.1:5432/postgres
 
 PostgreSQL: `--pg-url` (a maintenance database: the run creates its own database), else
@@ -317,7 +318,9 @@ def main() -> int:
     ap.add_argument("--ops", type=int, default=2000, help="operations per worker")
     ap.add_argument("--principals", type=int, default=500)
     ap.add_argument("--sqlite-ops", type=int, default=None,
-                    help="operations of the single SQLite writer (default: --ops)")
+                    help="operations per SQLite worker (default: --ops)")
+    ap.add_argument("--sqlite-workers", type=int, default=1,
+                    help="SQLite worker processes (default 1: the embedded case)")
     ap.add_argument("--pg-url", default=None)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--hot", type=int, default=len(HOT),
@@ -330,7 +333,9 @@ def main() -> int:
     rows = []
     if not args.skip_sqlite:
         folder = Path(tempfile.mkdtemp(prefix="bench-hosted-sqlite-"))
-        rows.append(run("SQLite, one writer", str(folder / "hosted.sqlite"), 1,
+        label = ("SQLite, one writer" if args.sqlite_workers == 1
+                 else f"SQLite, {args.sqlite_workers} workers")
+        rows.append(run(label, str(folder / "hosted.sqlite"), args.sqlite_workers,
                         args.sqlite_ops or args.ops, args.principals, args.seed))
     target, maintenance, server = _pg_database(args.pg_url)
     try:
