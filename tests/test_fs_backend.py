@@ -11,7 +11,7 @@ import pytest
 from memvault.backends.base import ANY, MISSING, Change
 from memvault.backends.fs import FsBackend, content_version
 from memvault.core.paths import check_safe_name, check_scope, clean_vault_path, safe_name
-from memvault.errors import Conflict, InvalidInput, ReadOnly
+from memvault.errors import Conflict, InvalidInput, ReadOnly, VaultError
 
 
 @pytest.fixture
@@ -127,9 +127,26 @@ def test_write_and_read_with_versions(fs: FsBackend) -> None:
     assert fs.read("a/b.md") is None
     v1 = fs.write("a/b.md", b"one", expected=MISSING)
     blob = fs.read("a/b.md")
-    assert blob.data == b"one" and blob.version == v1 == content_version(b"one")
+    assert blob.data == b"one" and blob.version == v1
+    assert v1.startswith(content_version(b"one") + ":")  # the bytes, then the file's identity
     v2 = fs.write("a/b.md", b"two", expected=v1)
-    assert v2 != v1
+    assert v2 != v1 and fs.read("a/b.md").version == v2
+    # a bare content hash still works as an expected version (bytes compared only)
+    v3 = fs.write("a/b.md", b"three", expected=content_version(b"two"))
+    assert fs.read("a/b.md").version == v3
+
+
+def test_the_same_bytes_saved_again_by_someone_else_is_a_conflict(fs: FsBackend,
+                                                                   root: Path) -> None:
+    """A version names the file, not only its bytes: an editor that saved identical bytes
+    (a new inode, or a new modification time) has still saved in between."""
+    v1 = fs.write("m.md", b"same")
+    tmp = root / "saved-by-editor"
+    tmp.write_bytes(b"same")
+    os.replace(tmp, root / "m.md")
+    with pytest.raises(Conflict):
+        fs.write("m.md", b"mine", expected=v1)
+    assert (root / "m.md").read_bytes() == b"same"
 
 
 def test_stale_version_is_a_conflict_and_changes_nothing(fs: FsBackend, root: Path) -> None:
@@ -210,18 +227,71 @@ def test_write_removes_temp_files_a_killed_writer_left(fs: FsBackend, root: Path
     assert (root / ".other.md.k1ll3d.tmp").exists()
 
 
-def test_writing_through_a_symlink_inside_the_vault_keeps_the_link(fs: FsBackend,
-                                                                   root: Path) -> None:
+def test_no_write_follows_a_symlink_inside_the_vault(fs: FsBackend, root: Path) -> None:
+    """A link can never widen a write: not to another note, nor through a folder link."""
     (root / "Notes").mkdir()
     (root / "Notes" / "Facts.md").write_bytes(b"- old\n")
     (root / "Pilot").mkdir()
     (root / "Pilot" / "Memory.md").symlink_to(Path("..") / "Notes" / "Facts.md")
-    blob = fs.read("Pilot/Memory.md")
-    fs.write("Pilot/Memory.md", b"- new\n", expected=blob.version)
+    (root / "Linked").symlink_to(root / "Notes", target_is_directory=True)
+    blob = fs.read("Pilot/Memory.md")  # reading through it is fine, and says so
+    assert blob.data == b"- old\n" and blob.linked_to == "Notes/Facts.md"
+    for op in (lambda: fs.write("Pilot/Memory.md", b"- new\n", expected=blob.version),
+               lambda: fs.append("Pilot/Memory.md", b"- new\n"),
+               lambda: fs.delete("Pilot/Memory.md"),
+               lambda: fs.commit([Change("Pilot/Memory.md", b"- new\n")]),
+               lambda: fs.write("Linked/Facts.md", b"- new\n"),
+               lambda: fs.write("Linked/New.md", b"- new\n")):
+        with pytest.raises(InvalidInput, match="never writes through a symlink"):
+            op()
+    assert (root / "Notes" / "Facts.md").read_bytes() == b"- old\n"
     assert (root / "Pilot" / "Memory.md").is_symlink()
-    assert (root / "Notes" / "Facts.md").read_bytes() == b"- new\n"
-    fs.delete("Pilot/Memory.md")  # deleting removes the link, not the note it points to
-    assert (root / "Notes" / "Facts.md").exists()
+    assert sorted(p.name for p in (root / "Notes").iterdir()) == ["Facts.md"]
+
+
+def test_a_dangling_symlink_is_an_error_not_a_missing_file(fs: FsBackend, root: Path) -> None:
+    (root / "Pilot").mkdir()
+    (root / "Pilot" / "Policy.md").symlink_to("Nowhere.md")
+    with pytest.raises(InvalidInput, match="which does not exist"):
+        fs.read("Pilot/Policy.md")
+
+
+def test_a_file_named_policy_is_written_only_by_the_policy_writer(fs: FsBackend,
+                                                                  root: Path) -> None:
+    from memvault.backends.base import policy_writer
+
+    for path in ("Pilot/Policy.md", "Pilot/scopes/bob/policy.MD"):
+        for op in (lambda: fs.write(path, b"max_trade_usd: 1\n"),
+                   lambda: fs.append(path, b"x"), lambda: fs.delete(path),
+                   lambda: fs.commit([Change(path, b"x")])):
+            with pytest.raises(InvalidInput, match="only by `memvault policy set`"):
+                op()
+    assert not (root / "Pilot").exists()
+    with policy_writer():
+        fs.write("Pilot/Policy.md", b"---\nmax_trade_usd: 5\n---\n")
+    assert (root / "Pilot" / "Policy.md").read_bytes().startswith(b"---")
+
+
+def test_appending_to_a_file_with_another_hard_link_is_refused(fs: FsBackend,
+                                                               root: Path) -> None:
+    (root / "Pilot").mkdir()
+    policy = root / "Pilot" / "Policy.md"
+    policy.write_bytes(b"---\nmax_trade_usd: 250\n---\n")
+    (root / ".memvault").mkdir()
+    os.link(policy, root / ".memvault" / "events.jsonl")
+    with pytest.raises(InvalidInput, match="hard links"):
+        fs.append(".memvault/events.jsonl", b'{"id": "x"}\n')
+    assert policy.read_bytes() == b"---\nmax_trade_usd: 250\n---\n"
+
+
+def test_a_symlinked_lock_file_is_never_followed(fs: FsBackend, root: Path,
+                                                 tmp_path: Path) -> None:
+    (root / ".memvault").mkdir()
+    target = tmp_path / "created-elsewhere"
+    (root / ".memvault" / "lock").symlink_to(target)
+    with pytest.raises(VaultError, match="lock file"):
+        fs.write("m.md", b"x")
+    assert not target.exists() and not (root / "m.md").exists()
 
 
 def test_symlinks_into_dot_obsidian_are_refused(fs: FsBackend, root: Path) -> None:

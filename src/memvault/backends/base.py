@@ -9,9 +9,13 @@ for "must not exist yet", or `ANY` to overwrite unconditionally); a mismatch rai
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+from memvault.errors import InvalidInput
 
 
 class _Sentinel:
@@ -33,10 +37,18 @@ Expected = str | _Sentinel
 
 @dataclass(frozen=True, slots=True)
 class Blob:
-    """A file's bytes and the version they were read at."""
+    """A file's bytes and the version they were read at.
+
+    `changed_ns`: when the file last changed (nanoseconds since the epoch), where the
+    store knows and a reader could catch a file mid-save (a local folder); None where
+    every change arrives whole (a remote commit)."""
 
     data: bytes
     version: str
+    changed_ns: int | None = None
+    linked_to: str | None = None
+    """Set when the path was reached through a symlink (a file or a folder on the way):
+    the vault-relative path actually read. Writes through a symlink are refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,3 +90,27 @@ class Backend(Protocol):
 
     def describe(self) -> str:
         """A short human description (e.g. the folder or repository), without secrets."""
+
+
+_POLICY_WRITER: ContextVar[bool] = ContextVar("memvault_policy_writer", default=False)
+
+
+@contextmanager
+def policy_writer() -> Iterator[None]:
+    """The one door to Policy.md: writes inside this block may create or change a file
+    named Policy.md (`PolicyService.set` and `init` use it; nothing else does)."""
+    token = _POLICY_WRITER.set(True)
+    try:
+        yield
+    finally:
+        _POLICY_WRITER.reset(token)
+
+
+def check_not_policy(path: str) -> None:
+    """Refuse a write to any file named Policy.md (any case) outside `policy_writer()`.
+
+    Backends call this for every write, append and delete, on the path where the bytes
+    really land (they refuse symlinks first, so that is the path itself)."""
+    if path.rsplit("/", 1)[-1].casefold() == "policy.md" and not _POLICY_WRITER.get():
+        raise InvalidInput("Policy.md is changed only by `memvault policy set`; nothing was "
+                           "written", path=path)

@@ -1,31 +1,39 @@
 """The local-folder backend (the default).
 
-- Writes are atomic: a temp file in the same folder, fsync, `os.replace`, folder fsync.
-  No reader ever sees a half-written file; a killed writer leaves the old file intact.
+- Writes are atomic: a temp file in the same folder, fsync, then an atomic rename over the
+  old file, folder fsync. No reader ever sees a half-written file; a killed writer leaves
+  the old file intact.
 - A cross-process lock (`flock` on `.memvault/lock`) is held around read-modify-write.
   It is re-entrant inside one process.
-- Versions are SHA-1 digests of the bytes, so a concurrent edit by Obsidian or another
-  process is detected before replacing the file.
-- Nothing is written outside the vault, through a symlink leaving it, or inside
-  `.obsidian/`. File modes of replaced files are kept.
+- A version names the bytes (SHA-1) *and* the file they were read from (inode, size,
+  modification time), and reads are stable (the file did not move while it was read).
+  Compare-and-swap checks the version twice: before staging, and again after the temp file
+  is written and fsynced, immediately before it is installed. On Linux the install is an
+  atomic exchange, and the file it displaced is checked once more: if an editor replaced
+  the file in that last instant, the exchange is undone and the caller retries. Elsewhere
+  a plain rename follows the final check (see docs/guarantees.md for what that leaves).
+- Nothing is written outside the vault, through any symlink, or inside `.obsidian/`; a
+  file named Policy.md only inside `policy_writer()`. File modes of replaced files are
+  kept. Only regular files are ever opened.
 """
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import hashlib
 import os
-import stat
 import tempfile
-import threading
-from collections.abc import Iterator
+import time
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-from memvault.backends.base import ANY, MISSING, Blob, Change, Expected
-from memvault.backends.fs_io import not_regular, read_regular
+from memvault.backends.base import ANY, MISSING, Blob, Change, Expected, check_not_policy
+from memvault.backends.fs_io import (changed_ns, check_not_readonly, fsync_dir, open_for_append,
+                                     read_regular, remove_stale_temps, remove_stale_temps_once,
+                                     rename_no_replace, same_version, stable_read, swap,
+                                     version_of)
+from memvault.backends.fs_lock import FileLock
 from memvault.core.paths import clean_vault_path, is_obsidian_internal
-from memvault.errors import Conflict, InvalidInput, ReadOnly, VaultError
+from memvault.errors import Conflict, InvalidInput, VaultError
 from memvault.state_folder import ensure_state_folder
 from memvault.state_paths import LOCK
 
@@ -42,52 +50,73 @@ class FsBackend:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().absolute()
         self._real_root = Path(os.path.realpath(self.root))
-        self._thread_lock = threading.RLock()
-        self._depth = 0
-        self._lock_fd: int | None = None
+        self._lock = FileLock(self.root / LOCK,
+                              # the caches are git-ignored from the very first write
+                              prepare=lambda: ensure_state_folder(self.root))
 
     def describe(self) -> str:
         return str(self.root)
 
     # -- paths -------------------------------------------------------------------------
 
-    def _path(self, rel: str, *, for_write: bool = False, follow: bool = True) -> Path:
+    def _path(self, rel: str, *, for_write: bool = False) -> Path:
         """The absolute path for `rel`, refusing anything that leaves the vault.
 
-        For a write, a symlink inside the vault is followed (`follow`): the file it points
-        to is replaced and the link stays a link. A write that would land in `.obsidian/`,
-        also through a symlinked file or folder, is refused.
+        Reading may follow a symlink that stays inside the vault. Writing never follows
+        one: a write, append or delete whose path has a symlink anywhere below the vault
+        root (the file, or a folder on the way) is refused, so a link can never widen a
+        write to another note, another principal's files or Policy.md. Nothing is written
+        inside `.obsidian/`, and a file named Policy.md only by `policy_writer()`.
         """
         rel = clean_vault_path(rel)
         full = self.root / rel
-        if for_write:
-            if is_obsidian_internal(rel):
-                raise InvalidInput("memvault never writes inside .obsidian/", path=rel)
-            real_parent = Path(os.path.realpath(full.parent))
-            if not _is_within(real_parent, self._real_root):
-                raise InvalidInput("path leads outside the vault (through a symlink?)",
-                                   path=rel)
-            resolved = Path(os.path.realpath(full))
-            if full.is_symlink() and not _is_within(resolved, self._real_root):
+        if for_write and is_obsidian_internal(rel):
+            raise InvalidInput("memvault never writes inside .obsidian/", path=rel)
+        real = Path(os.path.realpath(full))
+        if not _is_within(real, self._real_root):
+            if full.is_symlink():
                 raise InvalidInput("file is a symlink pointing outside the vault", path=rel)
-            if resolved != self._real_root and is_obsidian_internal(
-                    resolved.relative_to(self._real_root).as_posix()):
-                raise InvalidInput("memvault never writes inside .obsidian/ (the path is a "
-                                   "symlink into it)", path=rel)
-            if follow and full.is_symlink():
-                full = resolved
-        else:
-            real = Path(os.path.realpath(full))
-            if not _is_within(real, self._real_root):
-                raise InvalidInput("path leads outside the vault (through a symlink?)",
-                                   path=rel)
+            raise InvalidInput("path leads outside the vault (through a symlink?)", path=rel)
+        if for_write:
+            target = self._linked_to(rel, real)
+            if target is not None:
+                if is_obsidian_internal(target):
+                    raise InvalidInput("memvault never writes inside .obsidian/ (the path is "
+                                       "a symlink into it)", path=rel)
+                raise InvalidInput(f"{_first_link(self.root, rel)}; memvault never writes "
+                                   "through a symlink (replace it with the real file or "
+                                   "folder); nothing was written", path=rel)
+            check_not_policy(rel)
         return full
+
+    def _linked_to(self, rel: str, real: Path) -> str | None:
+        """The vault-relative path `rel` really leads to, when a symlink is on the way."""
+        expected = self._real_root / rel
+        if os.path.normcase(str(real)) == os.path.normcase(str(expected)):
+            return None
+        return real.relative_to(self._real_root).as_posix() if real != self._real_root else "."
 
     # -- reading -----------------------------------------------------------------------
 
     def read(self, path: str) -> Blob | None:
-        data = read_regular(self._path(path), path)
-        return None if data is None else Blob(data, content_version(data))
+        full = self._path(path)
+        found = stable_read(full, path)
+        linked = self._linked_to(clean_vault_path(path), Path(os.path.realpath(full)))
+        if found is None:
+            if linked is not None:  # a dangling link is broken, not "no such file"
+                raise InvalidInput(f"is a symlink to {linked}, which does not exist",
+                                   path=path)
+            return None
+        data, st = found
+        return Blob(data, version_of(data, st), changed_ns(st), linked)
+
+    def link_target(self, path: str) -> str | None:
+        """Where `path` really leads when a symlink is on the way (for doctor), else None."""
+        rel = clean_vault_path(path)
+        full = self.root / rel
+        if not os.path.lexists(full):
+            return None
+        return self._linked_to(rel, Path(os.path.realpath(full)))
 
     def list(self, prefix: str = "") -> list[str]:
         base = self._path(prefix) if prefix else self.root
@@ -103,14 +132,14 @@ class FsBackend:
     # -- writing -----------------------------------------------------------------------
 
     def _check_expected(self, path: str, full: Path, expected: Expected) -> None:
+        """Raise Conflict unless the file is still the one `expected` was read from."""
         if expected is ANY:
             return
-        data = read_regular(full, path)
-        current = None if data is None else content_version(data)
+        found = stable_read(full, path)
         if expected is MISSING:
-            if current is not None:
+            if found is not None:
                 raise Conflict("already exists", path=path)
-        elif current != expected:
+        elif found is None or not same_version(str(expected), *found):
             raise Conflict("changed on disk since it was read; nothing was written (try again)",
                            path=path)
 
@@ -118,14 +147,18 @@ class FsBackend:
               message: str = "") -> str:
         full = self._path(path, for_write=True)
         with self.lock():
-            self._check_expected(path, full, expected)
-            _check_not_readonly(path, full)
-            tmp = self._stage(path, full, data)
-            self._install(path, tmp, full)
-        return content_version(data)
+            self._check_expected(path, full, expected)  # early: before any staging
+            check_not_readonly(path, full)
+            tmp, staged = self._stage(path, full, data)
+            try:
+                self._check_expected(path, full, expected)  # final: right before install
+                self._install(path, tmp, full, expected, staged)
+            finally:
+                tmp.unlink(missing_ok=True)  # after an exchange: the displaced old file
+        return version_of(data, staged)
 
     def delete(self, path: str, *, expected: Expected = ANY, message: str = "") -> None:
-        full = self._path(path, for_write=True, follow=False)
+        full = self._path(path, for_write=True)
         with self.lock():
             self._check_expected(path, full, expected)
             try:
@@ -134,14 +167,14 @@ class FsBackend:
                 return
             except IsADirectoryError:
                 raise InvalidInput("is a folder, expected a file", path=path) from None
-            _fsync_dir(full.parent)
+            fsync_dir(full.parent)
 
     def append(self, path: str, data: bytes, *, message: str = "") -> None:
         full = self._path(path, for_write=True)
         with self.lock():
-            _check_not_readonly(path, full)
+            check_not_readonly(path, full)
             full.parent.mkdir(parents=True, exist_ok=True)
-            fd = _open_for_append(full, path)
+            fd = open_for_append(full, path)
             try:
                 size = os.fstat(fd).st_size
                 if size:
@@ -157,48 +190,53 @@ class FsBackend:
     def commit(self, changes: list[Change], *, message: str = "") -> None:
         """Stage every new file first; then install them all, rolling back on failure."""
         with self.lock():
-            staged: list[tuple[Change, Path, Path | None]] = []
+            staged: list[tuple[Change, Path, tuple[Path, os.stat_result] | None]] = []
             try:
-                fulls = [self._path(ch.path, for_write=True, follow=ch.data is not None)
-                         for ch in changes]
-                _remove_stale_temps_once(fulls)  # one scan per folder, not one per file
+                fulls = [self._path(ch.path, for_write=True) for ch in changes]
+                remove_stale_temps_once(fulls)  # one scan per folder, not one per file
                 for ch, full in zip(changes, fulls):
                     self._check_expected(ch.path, full, ch.expected)
                     if ch.data is not None:
-                        _check_not_readonly(ch.path, full)
+                        check_not_readonly(ch.path, full)
                     tmp = (self._stage(ch.path, full, ch.data, clean=False)
                            if ch.data is not None else None)
                     staged.append((ch, full, tmp))
+                for ch, full, _tmp in staged:  # final check, after every file is staged
+                    self._check_expected(ch.path, full, ch.expected)
             except BaseException:
                 for _, _, tmp in staged:
                     if tmp is not None:
-                        tmp.unlink(missing_ok=True)
+                        tmp[0].unlink(missing_ok=True)
                 raise
             done: list[tuple[Path, bytes | None]] = []
             try:
                 for ch, full, tmp in staged:
                     old = read_regular(full, ch.path)
                     if tmp is not None:
-                        self._install(ch.path, tmp, full, sync_dir=False)
+                        self._install(ch.path, tmp[0], full, ch.expected, tmp[1],
+                                      sync_dir=False)
                     elif old is not None:
                         full.unlink()
                     done.append((full, old))
                 for folder in dict.fromkeys(full.parent for full, _ in done):
-                    _fsync_dir(folder)
+                    fsync_dir(folder)
             except BaseException:
                 for full, old in reversed(done):
                     if old is None:
                         full.unlink(missing_ok=True)
                     else:
-                        restore = self._stage(str(full), full, old)
+                        restore, _st = self._stage(str(full), full, old)
                         os.replace(restore, full)
+                raise
+            finally:
                 for _, _, tmp in staged:
                     if tmp is not None:
-                        tmp.unlink(missing_ok=True)
-                raise
+                        tmp[0].unlink(missing_ok=True)  # after an exchange: the old file
 
-    def _stage(self, path: str, full: Path, data: bytes, *, clean: bool = True) -> Path:
-        """Write `data` to a temp file next to `full`, fsynced; returns the temp path.
+    def _stage(self, path: str, full: Path, data: bytes, *,
+               clean: bool = True) -> tuple[Path, os.stat_result]:
+        """Write `data` to a temp file next to `full`, fsynced; returns the temp path and
+        its `fstat` (the identity the installed file will have).
 
         `clean=False`: the caller already removed stale temps (see `commit`)."""
         try:
@@ -216,7 +254,7 @@ class FsBackend:
             raise InvalidInput("a parent of this path is a file, not a folder",
                                path=path) from None
         if clean:
-            _remove_stale_temps(full)
+            remove_stale_temps(full)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{full.name}.", suffix=".tmp",
                                         dir=full.parent)
         tmp = Path(tmp_name)
@@ -224,130 +262,82 @@ class FsBackend:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
+                os.chmod(tmp, mode if mode is not None else 0o644)
                 os.fsync(fh.fileno())
-            os.chmod(tmp, mode if mode is not None else 0o644)
+                staged = os.fstat(fh.fileno())
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        return tmp
+        return tmp, staged
 
-    def _install(self, path: str, tmp: Path, full: Path, *, sync_dir: bool = True) -> None:
+    def _install(self, path: str, tmp: Path, full: Path, expected: Expected,
+                 staged: os.stat_result, *, sync_dir: bool = True) -> None:
+        """Put the staged file in place of `full`, honouring `expected` to the last instant.
+
+        - `MISSING`: an atomic rename that refuses to replace an existing file, where the
+          system has one (`RENAME_NOREPLACE`).
+        - a version: an atomic exchange (`RENAME_EXCHANGE`), after which the displaced
+          file, now at the temp path, is checked against `expected`. If someone replaced or
+          rewrote the file after the final check, the exchange is undone and Conflict is
+          raised (the caller re-reads and re-applies). Without exchange support, a rename.
+        """
         try:
-            os.replace(tmp, full)
+            if expected is MISSING and rename_no_replace(tmp, full, staged.st_dev):
+                pass
+            elif isinstance(expected, str) and swap(tmp, full, staged.st_dev):
+                self._verify_displaced(path, tmp, full, expected, staged)
+            else:
+                os.replace(tmp, full)
+        except FileExistsError:
+            raise Conflict("already exists", path=path) from None
+        except FileNotFoundError:
+            raise Conflict("was removed while memvault wrote it; nothing was written "
+                           "(try again)", path=path) from None
         except OSError as exc:
-            tmp.unlink(missing_ok=True)
             raise VaultError(f"cannot write: {exc.strerror or exc}", path=path) from None
         if sync_dir:
-            _fsync_dir(full.parent)
+            fsync_dir(full.parent)
+
+    def _verify_displaced(self, path: str, tmp: Path, full: Path, expected: str,
+                          staged: os.stat_result) -> None:
+        """After an exchange: keep it if the file we displaced is the one we read, else
+        put that file back and raise Conflict. Nothing anyone saved is deleted here."""
+        found = stable_read(tmp, path)
+        if found is not None and same_version(expected, *found):
+            return  # the caller removes the displaced old file
+        swap(tmp, full, staged.st_dev)  # undo: their file back in place
+        back = tmp.lstat()
+        if (back.st_ino, back.st_dev) != (staged.st_ino, staged.st_dev):
+            # A third save landed between the exchange and its undo: keep it beside the
+            # file, where doctor reports conflict copies, rather than delete anyone's words.
+            copy = full.with_name(f"{full.stem} (memvault conflict copy "
+                                  f"{time.strftime('%Y%m%d-%H%M%S')}){full.suffix}")
+            os.replace(tmp, copy)
+        raise Conflict("changed on disk while memvault wrote it; nothing was written "
+                       "(try again)", path=path)
 
     # -- locking -----------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
-        import fcntl
+    def lock(self) -> AbstractContextManager[None]:
+        """The vault's cross-process lock (`.memvault/lock`; see `fs_lock.FileLock`)."""
+        return self._lock.hold()
 
-        with self._thread_lock:
-            if self._depth == 0:
-                lock_path = self.root / LOCK
-                ensure_state_folder(self.root)  # the caches are git-ignored from the start
-                fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                self._lock_fd = fd
-            self._depth += 1
+
+def _first_link(root: Path, rel: str) -> str:
+    """"X is a symlink to Y" for the first symlink on the way from `root` to `rel`."""
+    parts = rel.split("/")
+    for n in range(1, len(parts) + 1):
+        here = root.joinpath(*parts[:n])
+        if here.is_symlink():
+            where = "/".join(parts[:n])
+            what = "is a symlink" if n == len(parts) else f"its folder {where} is a symlink"
             try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0 and self._lock_fd is not None:
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-                    os.close(self._lock_fd)
-                    self._lock_fd = None
-
-
-def _open_for_append(full: Path, path: str) -> int:
-    """A read-write, append-only descriptor on a regular file (created if missing).
-
-    A FIFO, socket or device is refused before it is opened (opening a FIFO for writing
-    blocks until a reader appears) and re-checked on the descriptor.
-    """
-    try:
-        mode = os.stat(full).st_mode
-    except FileNotFoundError:
-        mode = None
-    except NotADirectoryError:
-        raise InvalidInput("a parent of this path is a file, not a folder", path=path) from None
-    if mode is not None and not stat.S_ISREG(mode):
-        raise not_regular(path, mode)
-    flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
-             | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        fd = os.open(full, flags, 0o644)
-    except IsADirectoryError:
-        raise InvalidInput("is a folder, expected a file", path=path) from None
-    except OSError as exc:
-        raise VaultError(f"cannot write: {exc.strerror or exc}", path=path) from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        raise not_regular(path, mode)
-    return fd
-
-
-def _check_not_readonly(path: str, full: Path) -> None:
-    """Refuse to replace a file the user made read-only (no write bit for anyone).
-
-    An atomic rename would otherwise replace it silently (and root ignores modes).
-    """
-    try:
-        mode = full.stat().st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    if stat.S_ISREG(mode) and not mode & 0o222:
-        raise ReadOnly("file is read-only (no write permission); nothing was written",
-                       path=path)
-
-
-def _remove_stale_temps(full: Path) -> None:
-    """Delete temp files a killed writer left next to `full`.
-
-    Called only under the vault lock, while no other memvault process is staging, so
-    every `.<name>.*.tmp` there is an orphan.
-    """
-    for orphan in full.parent.glob(f".{glob.escape(full.name)}.*.tmp"):
-        with contextlib.suppress(OSError):
-            orphan.unlink()
-
-
-def _remove_stale_temps_once(fulls: list[Path]) -> None:
-    """`_remove_stale_temps` for many files, scanning each folder once."""
-    by_folder: dict[Path, set[str]] = {}
-    for full in fulls:
-        by_folder.setdefault(full.parent, set()).add(full.name)
-    for folder, names in by_folder.items():
-        try:
-            entries = [e.name for e in os.scandir(folder)
-                       if e.name.startswith(".") and e.name.endswith(".tmp")]
-        except OSError:
-            continue
-        for entry in entries:
-            stem = entry[1:-4]
-            if any(stem.startswith(f"{name}.") for name in names):
-                with contextlib.suppress(OSError):
-                    (folder / entry).unlink()
+                to = os.readlink(here)
+            except OSError:
+                to = "?"
+            return f"{what} to {to}"
+    return "is reached through a symlink"
 
 
 def _is_within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

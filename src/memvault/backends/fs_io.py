@@ -9,8 +9,13 @@ open descriptor (something may have swapped it in between).
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import glob
 import os
 import stat
+import sys
+from pathlib import Path
 
 from memvault.errors import InvalidInput, ReadOnly, VaultError
 
@@ -94,3 +99,223 @@ def read_all(fd: int, path: str) -> bytes:
             chunks.append(chunk)
     except OSError as exc:
         raise VaultError(f"cannot read: {exc.strerror or exc}", path=path) from None
+
+
+# -- stable reads and identity ------------------------------------------------------------
+
+STABLE_READ_ATTEMPTS = 40
+"""A file that changes under every one of this many reads (5 ms apart, growing) is refused."""
+
+
+def stable_read(full: str | os.PathLike[str], path: str) -> tuple[bytes, os.stat_result] | None:
+    """The bytes of a regular file and the `fstat` they were read at; None when missing.
+
+    The descriptor is `fstat`ed before and after reading: if the inode's size or
+    modification time moved (someone writing in place), or fewer bytes came back than the
+    size says, the read is repeated. Bytes and identity therefore always belong together.
+    """
+    import time
+
+    from memvault.errors import Conflict
+
+    for attempt in range(STABLE_READ_ATTEMPTS):
+        fd = open_regular(full, path)
+        if fd is None:
+            return None
+        try:
+            before = os.fstat(fd)
+            data = read_all(fd, path)
+            after = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if identity(before) == identity(after) and len(data) == after.st_size:
+            return data, after
+        time.sleep(0.005 * (1 + attempt // 8))
+    raise Conflict("kept changing while memvault read it; nothing was changed (try again)",
+                   path=path)
+
+
+def identity(st: os.stat_result) -> tuple[int, int, int]:
+    """What tells one state of a file from another without reading it: inode, size and
+    modification time (nanoseconds). The content hash completes it (see `version_of`)."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def version_of(data: bytes, st: os.stat_result) -> str:
+    """A version naming both the bytes (SHA-1) and the file they were read from."""
+    import hashlib
+
+    ino, size, mtime_ns = identity(st)
+    return f"{hashlib.sha1(data).hexdigest()}:{ino}:{size}:{mtime_ns}"
+
+
+def same_version(expected: str, data: bytes, st: os.stat_result) -> bool:
+    """Whether the file read as (`data`, `st`) is the one `expected` was read from.
+
+    A bare content hash (no identity part) compares the bytes only."""
+    if ":" in expected:
+        return expected == version_of(data, st)
+    import hashlib
+
+    return expected == hashlib.sha1(data).hexdigest()
+
+
+def changed_ns(st: os.stat_result) -> int:
+    """When the file last changed: its modification or status-change time, whichever is
+    later (a rename-style save keeps an old mtime on some tools but always moves ctime).
+    On Windows `st_ctime` is the creation time, which is never later than a change."""
+    return max(st.st_mtime_ns, st.st_ctime_ns)
+
+
+# -- installing a staged file ----------------------------------------------------------------
+
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_renameat2: object = None  # resolved lazily: the C function, or False when unavailable
+_unsupported_devices: set[int] = set()
+
+
+def _libc_renameat2():  # type: ignore[no-untyped-def]
+    global _renameat2
+    if _renameat2 is None:
+        _renameat2 = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                libc = ctypes.CDLL(None, use_errno=True)
+                func = libc.renameat2
+                func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                                 ctypes.c_uint]
+                func.restype = ctypes.c_int
+                _renameat2 = func
+            except (OSError, AttributeError):
+                _renameat2 = False
+    return _renameat2
+
+
+def rename_flags(src: str | os.PathLike[str], dst: str | os.PathLike[str], flags: int,
+                 device: int) -> bool:
+    """`renameat2(src, dst, flags)`: True when done, False when this system or file system
+    cannot (the caller falls back to a plain rename). Other failures raise OSError."""
+    func = _libc_renameat2()
+    if not func or device in _unsupported_devices:
+        return False
+    import ctypes
+
+    AT_FDCWD = -100
+    if func(AT_FDCWD, os.fsencode(src), AT_FDCWD, os.fsencode(dst), flags) == 0:  # type: ignore[operator]
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        _unsupported_devices.add(device)
+        return False
+    raise OSError(err, os.strerror(err), os.fspath(dst))
+
+
+def swap(a: str | os.PathLike[str], b: str | os.PathLike[str], device: int) -> bool:
+    """Atomically exchange two paths (Linux `RENAME_EXCHANGE`); False when unsupported."""
+    return rename_flags(a, b, _RENAME_EXCHANGE, device)
+
+
+def rename_no_replace(src: str | os.PathLike[str], dst: str | os.PathLike[str],
+                      device: int) -> bool:
+    """Rename only if `dst` does not exist (`RENAME_NOREPLACE`); False when unsupported,
+    FileExistsError when it exists."""
+    return rename_flags(src, dst, _RENAME_NOREPLACE, device)
+
+
+# -- writing helpers ---------------------------------------------------------------------
+
+
+def open_for_append(full: Path, path: str) -> int:
+    """A read-write, append-only descriptor on a regular file (created if missing).
+
+    A FIFO, socket or device is refused before it is opened (opening a FIFO for writing
+    blocks until a reader appears) and re-checked on the descriptor; a symlink is not
+    followed, and a file with several hard links is refused.
+    """
+    try:
+        mode = os.stat(full).st_mode
+    except FileNotFoundError:
+        mode = None
+    except NotADirectoryError:
+        raise InvalidInput("a parent of this path is a file, not a folder", path=path) from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise not_regular(path, mode)
+    flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(full, flags, 0o644)
+    except IsADirectoryError:
+        raise InvalidInput("is a folder, expected a file", path=path) from None
+    except OSError as exc:
+        raise VaultError(f"cannot write: {exc.strerror or exc}", path=path) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise not_regular(path, st.st_mode)
+    if st.st_nlink > 1:
+        # Appending changes the file in place, so every other name of it would change too
+        # (a hard link to Policy.md, say). Rename-style writes replace only this name.
+        os.close(fd)
+        raise InvalidInput(f"has {st.st_nlink} hard links; memvault appends only to a file "
+                           "with one name; nothing was written", path=path)
+    return fd
+
+
+def check_not_readonly(path: str, full: Path) -> None:
+    """Refuse to replace a file the user made read-only (no write bit for anyone).
+
+    An atomic rename would otherwise replace it silently (and root ignores modes).
+    """
+    try:
+        mode = full.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISREG(mode) and not mode & 0o222:
+        raise ReadOnly("file is read-only (no write permission); nothing was written",
+                       path=path)
+
+
+def remove_stale_temps(full: Path) -> None:
+    """Delete temp files a killed writer left next to `full`.
+
+    Called only under the vault lock, while no other memvault process is staging, so
+    every `.<name>.*.tmp` there is an orphan.
+    """
+    for orphan in full.parent.glob(f".{glob.escape(full.name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            orphan.unlink()
+
+
+def remove_stale_temps_once(fulls: list[Path]) -> None:
+    """`remove_stale_temps` for many files, scanning each folder once."""
+    by_folder: dict[Path, set[str]] = {}
+    for full in fulls:
+        by_folder.setdefault(full.parent, set()).add(full.name)
+    for folder, names in by_folder.items():
+        try:
+            entries = [e.name for e in os.scandir(folder)
+                       if e.name.startswith(".") and e.name.endswith(".tmp")]
+        except OSError:
+            continue
+        for entry in entries:
+            stem = entry[1:-4]
+            if any(stem.startswith(f"{name}.") for name in names):
+                with contextlib.suppress(OSError):
+                    (folder / entry).unlink()
+
+
+def fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -70,6 +70,12 @@ class PolicyService:
         fm = loaded.fm
         if not loaded.exists:
             return PolicyState(self.path, False, Policy())
+        if loaded.linked_to is not None:
+            # The limits must live in this file itself: through a link, whatever memvault
+            # or an agent writes to the target would change them.
+            return PolicyState(self.path, True, None, [PolicyIssue(
+                None, None, f"is a symlink (it leads to {loaded.linked_to}); the policy must "
+                "be a regular file in its own place", None)])
         lines = {str(k): fm.line_of(str(k)) for k in fm.values}
         if fm.readonly_reason:
             return PolicyState(self.path, True, None,
@@ -120,7 +126,7 @@ class PolicyService:
         except ValueError as exc:
             raise InvalidInput(f"{name} {exc}, got {text!r}; nothing was changed",
                                path=self.path) from None
-        from memvault.backends.base import MISSING
+        from memvault.backends.base import MISSING, policy_writer
 
         with self.backend.lock():
             blob = self.backend.read(self.path)
@@ -142,8 +148,9 @@ class PolicyService:
             if after.readonly_reason or policy is None:
                 why = after.readonly_reason or "; ".join(str(i) for i in issues)
                 raise InvalidInput(f"refused: {why}; nothing was changed", path=self.path)
-            self.backend.write(self.path, new, expected=expected,
-                               message=f"memvault: policy set {name}")
+            with policy_writer():  # the one writer of Policy.md, on the user's command
+                self.backend.write(self.path, new, expected=expected,
+                                   message=f"memvault: policy set {name}")
         self.vault.events.append("policy.set", key=name)
         return policy
 

@@ -23,13 +23,15 @@ class LoadedNote:
     fm: Frontmatter
     version: Expected
     exists: bool
+    linked_to: str | None = None
+    """Where the path really led, when it was read through a symlink."""
 
 
 def load_properties(backend: Backend, path: str, initial: bytes = b"") -> LoadedNote:
     blob = backend.read(path)
     if blob is None:
         return LoadedNote(path, parse_frontmatter(initial), MISSING, False)
-    return LoadedNote(path, parse_frontmatter(blob.data), blob.version, True)
+    return LoadedNote(path, parse_frontmatter(blob.data), blob.version, True, blob.linked_to)
 
 
 def is_policy_path(path: str) -> bool:

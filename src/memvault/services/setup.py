@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from memvault.backends.base import MISSING, Backend
+from memvault.backends.base import MISSING, Backend, policy_writer
 from memvault.config import default_config_text
 from memvault.errors import Conflict, InvalidInput
 from memvault.layout import Layout
@@ -74,7 +74,11 @@ def init_vault(root: Path, *, scope: str | None = None, backend: Backend | None 
     config = parse_config(blob.data if blob else None)
     layout = Layout.for_scope(config.home, scope)
     for name in MEMORY_FILES + (TRADING_FILES if trading else ()):
-        create(layout.file(name), template_text(name))
+        if name == "Policy.md":
+            with policy_writer():  # the user's own starting limits, written once
+                create(layout.file(name), template_text(name))
+        else:
+            create(layout.file(name), template_text(name))
     if trading and backend.name == "fs":
         for folder in TRADING_FOLDERS:
             path = root / layout.home / folder
