@@ -7,7 +7,9 @@ Two kinds of file live there:
   `.gitignore` that keeps the caches out of git.
 - **Local caches**, git-ignored and safe to delete at any time: the search index
   `index.sqlite` (plus SQLite's `-wal`/`-shm` and the index writer's `-lock`), the
-  cross-process write `lock`, and stray `*.tmp` files from an interrupted atomic write.
+  cross-process write `lock`, stray `*.tmp` files from an interrupted atomic write, and
+  the `safety/` net (last-known copies of the memory files; it also ignores itself with
+  its own `.gitignore`, so vaults made before it existed keep it out of git too).
 
 Every other module takes these names from here; none spells the folder itself. Pure
 constants, no I/O, cheap to import.
@@ -29,12 +31,13 @@ TOMBSTONES = state_path("tombstones.jsonl")
 GITIGNORE = state_path(".gitignore")
 INDEX = state_path("index.sqlite")
 LOCK = state_path("lock")
+SAFETY = state_path("safety")  # the safety net: last-known copies of memory files
 
 # Append-only JSON-lines files that git merges as a union of lines (the merge driver).
 JOURNALS = (EVENTS, TOMBSTONES)
 
 # Git-ignore patterns for the local caches, relative to the state folder.
-CACHE_PATTERNS = ("index.sqlite", "index.sqlite-*", "lock", "*.tmp")
+CACHE_PATTERNS = ("index.sqlite", "index.sqlite-*", "lock", "*.tmp", "safety/")
 
 
 def cache_ignore_lines() -> list[str]:

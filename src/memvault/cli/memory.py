@@ -1,4 +1,4 @@
-"""`memvault memory ...`: list, show, edit, delete, clear, open, restore."""
+"""`memvault memory ...`: list, show, edit, delete, clear, open, restore, recover."""
 
 from __future__ import annotations
 
@@ -158,6 +158,55 @@ def restore(ctx: click.Context, fact_id: str) -> None:
         print_json({"fact": fact.to_dict()})
     else:
         console().print(f"[green]restored[/green] {fact.id}: {esc(fact.text)}")
+
+
+@memory_group.command("recover")
+@click.argument("ids", nargs=-1, metavar="[ID]...")
+@click.option("--all", "-a", "all_", is_flag=True, help="Every lost record.")
+@click.option("--dismiss", is_flag=True, help="Drop them from the safety net instead (you "
+              "deleted them on purpose).")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask before --dismiss.")
+@click.pass_context
+def recover(ctx: click.Context, ids: tuple[str, ...], all_: bool, dismiss: bool,
+            yes: bool) -> None:
+    """Records that vanished from Memory.md or Lessons.md without a forget (an editor or
+    sync accident, or a hand deletion): list them, restore them, or dismiss them.
+
+    memvault keeps a local, git-ignored copy of each memory file as it last wrote it
+    (.memvault/safety/). With no ID this lists what vanished since; with IDs (or --all)
+    it puts those lines back with their ids. Forgotten texts are never kept there.
+
+    Example: memvault memory recover --all
+    """
+    vault = state(ctx).vault()
+    as_json = wants_json(ctx)
+    if not all_ and not ids:
+        lost = vault.recovery.lost()
+        if as_json:
+            print_json({"lost": [it.to_dict() for it in lost]})
+        elif not lost:
+            console().print("nothing lost: every record memvault last saw is still there")
+        else:
+            from memvault.cli.render import lost_table
+
+            lost_table(lost)
+        return
+    chosen = None if all_ else list(ids)
+    if dismiss:
+        if not as_json:
+            console().print("the safety net's copy of these records will be deleted")
+        if not confirm("Dismiss them?", yes=yes, action="dismiss lost records"):
+            ctx.exit(1)
+        result = vault.recovery.dismiss(chosen)
+    else:
+        result = vault.recovery.restore(chosen)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    for it in result.items:
+        console().print(f"{result.action} {it.id} in {esc(it.path)}: {esc(it.text)}")
+    if not result.items:
+        console().print(f"nothing {result.action}")
 
 
 @memory_group.command("open")

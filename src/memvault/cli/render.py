@@ -65,3 +65,19 @@ def history_lines(history: list[dict[str, Any]]) -> None:
             detail += f"  [dim]category {esc(str(ev['previous_category']))} → " \
                       f"{esc(str(ev.get('category')))}[/dim]"
         c.print(esc(line) + detail)
+
+
+def lost_table(items: Iterable[Any]) -> None:
+    """Records the safety net kept after they vanished (`memory recover`)."""
+    from rich.table import Table
+
+    table = Table(title="vanished without a forget", expand=False)
+    table.add_column("id", style="cyan", no_wrap=True)
+    table.add_column("file", style="magenta", no_wrap=True)
+    table.add_column("line as it was")
+    table.add_column("noticed (UTC)", style="dim", no_wrap=True)
+    for it in items:
+        table.add_row(esc(it.id), esc(it.path), esc(it.lines), when(it.noticed))
+    console().print(table)
+    console().print("[dim]`memvault memory recover ID…` or `--all` puts them back; "
+                    "`--dismiss` if you deleted them on purpose[/dim]")

@@ -41,21 +41,13 @@ class AppState:
                 sys.stderr.write(f"memvault: created your vault at {self._vault.root} (the "
                                  "per-user default; --vault or MEMVAULT_VAULT picks another "
                                  "folder, `memvault init PATH` makes one)\n")
-            self._apply_inbox_edits(self._vault)
+            edits = self._vault.apply_inbox_edits()  # boxes ticked / lines deleted count now
+            if edits.problem:
+                warn(f"inbox edits not applied: {edits.problem}")
+            if not self.quiet:
+                for action, record in edits.applied:
+                    sys.stderr.write(f"inbox: {action} {record.id} {record.text!r}\n")
         return self._vault
-
-    def _apply_inbox_edits(self, vault: Vault) -> None:
-        """Boxes ticked (accept) or lines deleted (reject) in Obsidian take effect now."""
-        from memvault.errors import VaultError
-
-        try:
-            applied = vault.proposals.apply_inbox_edits()
-        except VaultError as exc:
-            warn(f"inbox edits not applied: {exc}")
-            return
-        if not self.quiet:
-            for action, record in applied:
-                sys.stderr.write(f"inbox: {action} {record.id} {record.text!r}\n")
 
 
 def state(ctx: click.Context) -> AppState:

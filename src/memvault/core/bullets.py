@@ -120,8 +120,9 @@ class BulletDocument:
         self.file.replace(item.start, item.end, [])
         self._reparse()
 
-    def insert_item(self, new_line: str) -> None:
-        """Add a new item after the last top-level item, or at the end of the file.
+    def insert_item(self, new_line: str, children: tuple[str, ...] = ()) -> None:
+        """Add a new item (and its nested `children` lines, verbatim) after the last
+        top-level item, or at the end of the file.
 
         A blank line is put first when the text before would swallow the new bullet
         (a callout or block quote as the last line).
@@ -140,7 +141,8 @@ class BulletDocument:
                 # A bullet straight after a quote or callout would join it.
                 self.file.insert_after(after, "")
                 after += 1
-        self.file.insert_after(after, new_line)
+        for offset, line in enumerate((new_line, *children)):
+            self.file.insert_after(after + offset, line)
         self._reparse()
 
     def to_bytes(self) -> bytes:

@@ -79,7 +79,11 @@ class VaultSession:
             try:
                 vault = self.vault()
                 if apply_inbox:
-                    self._apply_inbox_edits(vault)
+                    edits = vault.apply_inbox_edits()
+                    if edits.problem:
+                        log.warning("inbox edits not applied: %s", edits.problem)
+                    for action, record in edits.applied:
+                        log.info("inbox: %s %s", action, record.id)
                 yield vault
             except VaultError as exc:
                 raise ToolError(str(exc)) from None
@@ -157,13 +161,3 @@ class VaultSession:
         with self._lock:
             blob = self.backend.read(path)
         return blob.data.decode("utf-8", errors="replace") if blob else ""
-
-    @staticmethod
-    def _apply_inbox_edits(vault: Vault) -> None:
-        try:
-            applied = vault.proposals.apply_inbox_edits()
-        except VaultError as exc:
-            log.warning("inbox edits not applied: %s", exc)
-            return
-        for action, record in applied:
-            log.info("inbox: %s %s", action, record.id)

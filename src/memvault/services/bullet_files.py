@@ -1,25 +1,45 @@
 """Reading and editing the three bullet files (Memory.md, Lessons.md, Inbox.md).
 
-`edit_bullet_file` is the one write path: under the backend's lock it reads the file,
-parses it, lets the caller change items, and writes it back with compare-and-swap. If
-the file changed underneath (another process, Obsidian, a remote commit), the edit is
-re-applied to the fresh file a bounded number of times. Callers therefore express edits
-by record id, never by line number from an earlier read.
+`edit_bullet_file` is the one write path. Under the backend's lock it
+
+1. reads the file *settled* (`read_settled`): a file that is empty, shorter than, or
+   missing records since memvault last saw it (the safety net's fingerprint) is treated as
+   being saved by another program, and read again until it has been still for
+   `QUIET_SECONDS` (bounded by `SETTLE_SECONDS`, then the edit is refused, nothing written);
+2. moves records that vanished without memvault removing them into the safety net;
+3. parses it, lets the caller change items, and writes it back with compare-and-swap; if
+   the file changed underneath (another process, Obsidian, a remote commit), the edit is
+   re-applied to the fresh file a bounded number of times;
+4. records the new bytes in the safety net: *before* the write when the edit removes
+   records (so a crash never leaves a removed text only in the net), after it otherwise.
+
+Callers therefore express edits by record id, never by line number from an earlier read.
 """
 
 from __future__ import annotations
 
+import random
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from memvault.backends.base import MISSING, Backend, Expected
+from memvault.backends.base import MISSING, Backend, Blob, Expected
 from memvault.core.bullets import BulletDocument, BulletItem, encode_id, parse_bullets
 from memvault.errors import Conflict, NotFound, ReadOnly
+from memvault.services.safety_net import SafetyNet, Seen, record_ids
 
 T = TypeVar("T")
-MAX_ATTEMPTS = 5
+MAX_ATTEMPTS = 8
+
+QUIET_SECONDS = 1.0
+"""A suspicious file is settled once it has not changed for this long."""
+
+SETTLE_SECONDS = 2.0
+"""How long a write waits for a suspicious file to settle before refusing."""
+
+_POLL_SECONDS = 0.02
 
 
 @dataclass(slots=True)
@@ -30,11 +50,77 @@ class LoadedFile:
     exists: bool
 
 
-def load_bullet_file(backend: Backend, path: str) -> LoadedFile:
-    blob = backend.read(path)
+def _loaded(path: str, blob: Blob | None) -> LoadedFile:
     if blob is None:
         return LoadedFile(path, parse_bullets(b""), MISSING, False)
     return LoadedFile(path, parse_bullets(blob.data), blob.version, True)
+
+
+def load_bullet_file(backend: Backend, path: str) -> LoadedFile:
+    """The file as it is now, for reading (an empty file caught mid-save is waited for)."""
+    return _loaded(path, read_settled(backend, path, None))
+
+
+def suspicion(blob: Blob | None, seen: Seen | None) -> str | None:
+    """Why this read may have caught the file in the middle of a save, or None.
+
+    Without a fingerprint only an empty file is suspicious; with one, also a file that is
+    missing, shorter, cut off mid-line, or lacks records it had when memvault last saw it.
+    """
+    if blob is None:
+        return "it is missing" if seen is not None and seen.size else None
+    if not blob.data:
+        return "it is empty" if seen is None or seen.size else None
+    if seen is None or blob.data == seen.copy:
+        return None
+    if len(blob.data) < seen.size:
+        return f"it shrank from {seen.size} to {len(blob.data)} bytes"
+    if seen.copy and seen.copy.endswith(b"\n") and not blob.data.endswith(b"\n"):
+        return "it ends in the middle of a line"
+    gone = seen.ids - record_ids(parse_bullets(blob.data))
+    if gone:
+        return f"{len(gone)} record(s) vanished"
+    return None
+
+
+def _whole(blob: Blob | None) -> bool:
+    """A read that cannot be a save cut short: a file with content ending in a newline."""
+    return blob is not None and blob.data.endswith(b"\n")
+
+
+def read_settled(backend: Backend, path: str, seen: Seen | None) -> Blob | None:
+    """Read `path`; if the read looks like a save in progress (see `suspicion`), read it
+    again until it has been still for `QUIET_SECONDS` (by its change time, or as observed
+    here), and return what it settled on.
+
+    A file that keeps changing for `SETTLE_SECONDS`: its latest state is used when it is
+    whole (an editor saving complete files in a row; records it dropped are caught by the
+    safety net), and the read is refused (Conflict, nothing written) when it is empty or
+    cut off mid-line.
+    """
+    blob = backend.read(path)
+    reason = suspicion(blob, seen)
+    if reason is None or (blob is not None and blob.changed_ns is None):
+        return blob  # nothing odd, or a store whose changes arrive whole
+    start = still_since = time.monotonic()
+    while True:
+        now = time.monotonic()
+        age = (time.time_ns() - blob.changed_ns) / 1e9 if blob and blob.changed_ns else 0.0
+        if age >= QUIET_SECONDS or now - still_since >= QUIET_SECONDS:
+            return blob  # settled: the caller proceeds on what is there now
+        if now - start >= SETTLE_SECONDS:
+            if _whole(blob):
+                return blob
+            raise Conflict(f"looks like another program is saving it ({reason}, changed "
+                           f"{max(age, 0):.1f} s ago); nothing was written (try again)",
+                           path=path)
+        time.sleep(_POLL_SECONDS)
+        fresh = backend.read(path)
+        if (fresh and fresh.version) != (blob and blob.version):
+            blob, still_since = fresh, time.monotonic()
+            reason = suspicion(blob, seen)
+            if reason is None:
+                return blob
 
 
 class NoChange(Exception):
@@ -50,22 +136,38 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
                      initial: bytes = b"") -> T:
     """Apply `apply(doc)` to the file and write it back atomically (see module doc).
 
-    `initial` is the content a missing file starts from (e.g. a heading).
+    `initial` is the content a missing file starts from (e.g. a heading). Records that
+    vanished from Inbox.md are not kept as lost: a deleted proposal is a rejection, which
+    the proposal service applies from a settled, intact read.
     """
-    for _ in range(MAX_ATTEMPTS):
+    track_losses = not path.endswith("/Inbox.md") and path != "Inbox.md"
+    net = SafetyNet(backend)
+    for attempt in range(MAX_ATTEMPTS):
+        if attempt:  # another program is saving: give it a moment, not a tight loop
+            time.sleep(random.uniform(0.01, 0.05) * attempt)
         with backend.lock():
-            loaded = load_bullet_file(backend, path)
+            seen = net.seen(path)
+            loaded = _loaded(path, read_settled(backend, path, seen))
             doc = loaded.doc if loaded.exists else parse_bullets(initial)
             if doc.readonly_reason:
                 raise ReadOnly(doc.readonly_reason, path=path)
+            if track_losses:
+                net.note_lost(net.vanished(path, seen, doc))
+            before = record_ids(doc)
             try:
                 result = apply(doc)
             except NoChange as stop:
                 return stop.result  # type: ignore[return-value]
+            data = doc.to_bytes()
+            after = record_ids(doc)
+            if before - after:  # removes records: their text leaves the net first
+                net.store(path, data, doc, ids=before & after)
             try:
-                backend.write(path, doc.to_bytes(), expected=loaded.version, message=message)
+                backend.write(path, data, expected=loaded.version, message=message)
             except Conflict:
                 continue
+            if after - before or not before - after:
+                net.store(path, data, doc)
             return result
     raise Conflict("kept changing while memvault tried to update it; nothing was written",
                    path=path)

@@ -101,6 +101,7 @@ class DoctorService:
             if loaded.exists:
                 out.extend(_check_bullets(path, loaded.doc, known))
         out.extend(self._conflict_copies())
+        out.extend(self._symlinked_home_files())
         for path in (EVENTS, TOMBSTONES):
             out.extend(_check_json_lines(self.backend, path))
         for extra in self.checks:
@@ -119,6 +120,24 @@ class DoctorService:
             if name.endswith(".md") and _CONFLICT_COPY.search(name):
                 found.append(Finding("warning", path, "sync conflict copy: compare it with the "
                                      "original, merge by hand, then delete it"))
+        return found
+
+    def _symlinked_home_files(self) -> list[Finding]:
+        """Memory files and folders that are symlinks: read through, never written through
+        (Policy.md itself is reported by the policy check, which fails closed on it)."""
+        link_target = getattr(self.backend, "link_target", None)
+        if link_target is None:
+            return []
+        lay = self.vault.layout
+        found = []
+        for path in (lay.home, *lay.memory_files, lay.profile, lay.journal_dir,
+                     lay.trades_dir, lay.reflections_dir):
+            target = link_target(path)
+            if target is not None and not (found and path.startswith(lay.home + "/")):
+                found.append(Finding("warning", path, f"is reached through a symlink (it leads "
+                                     f"to {target}): memvault reads it but refuses to write "
+                                     "through it; replace the link with the real file or "
+                                     "folder"))
         return found
 
     def fix(self) -> DoctorReport:

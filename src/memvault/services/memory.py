@@ -19,6 +19,7 @@ from memvault.core.records import (FACT_CATEGORIES, Fact, check_category, check_
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
                                             load_bullet_file, new_record_id)
+from memvault.services.safety_net import SafetyNet
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -228,6 +229,10 @@ class MemoryService:
             for item in sorted(items, key=lambda it: it.start, reverse=True):
                 removed.append(fact_from_item(item))
                 doc.delete_item(item)
+            # no copy in the safety net outlives the fact (dropped before Memory.md moves)
+            SafetyNet(self.backend).drop(ids=[f.id for f in removed],
+                                         texts=[f.text for f in removed],
+                                         paths=self.vault.layout.memory_files)
             return removed
 
         edit_bullet_file(self.backend, self.path, apply, message="memvault: forget facts")

@@ -10,7 +10,9 @@ A proposal is a task bullet in Inbox.md (the shared bullet grammar)::
   id; `correct` accepts it with the user's wording (which makes it explicit); `reject`
   removes it and writes a tombstone so it is never proposed again.
 - `apply_inbox_edits` applies what the user did in Obsidian: a ticked box accepts, a
-  deleted line rejects. It writes nothing when there is nothing to apply.
+  deleted line rejects (only when the inbox was read whole: an empty, truncated or
+  symlinked Inbox.md rejects nothing). It writes nothing when there is nothing to apply.
+  Front ends call it through `Vault.apply_inbox_edits()`, once per command or tool call.
 
 This service never writes Policy.md or any limit: an accepted proposal is only text.
 """
@@ -21,14 +23,16 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memvault.core.bullets import BulletDocument, normalise_text, render_new_item
+from memvault.backends.base import Blob
+from memvault.core.bullets import BulletDocument, normalise_text, parse_bullets, render_new_item
 from memvault.core.records import (FACT_CATEGORIES, LESSON_CATEGORIES, Fact, check_category,
                                    check_record_text, fact_from_item)
 from memvault.errors import InvalidInput
 from memvault.state_paths import EVENTS
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
-                                            load_bullet_file, new_record_id)
+                                            load_bullet_file, new_record_id, read_settled)
 from memvault.services.journal import scan_events
+from memvault.services.safety_net import SafetyNet, Seen
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -234,13 +238,27 @@ class ProposalService:
         return pending
 
     def apply_inbox_edits(self) -> list[tuple[str, Fact]]:
-        """Accept ticked proposals and reject deleted ones. Returns (action, record)."""
-        loaded = load_bullet_file(self.backend, self.path)
-        ticked = [fact_from_item(it, INBOX_CATEGORIES) for it in loaded.doc.items
+        """Accept ticked proposals and reject deleted ones. Returns (action, record).
+
+        The inbox is read settled (a save in progress is waited for). A ticked box is the
+        user's explicit decision and is applied from any readable inbox. A *missing* line
+        rejects its proposal only when the read is intact (`why_not_intact`): an empty,
+        missing, truncated or symlinked Inbox.md rejects nothing, since those are not the
+        user deleting lines.
+        """
+        net = SafetyNet(self.backend)
+        seen = net.seen(self.path)
+        blob = read_settled(self.backend, self.path, seen)
+        if blob is not None and blob.linked_to is not None:
+            return []  # never decide anything from another file's lines
+        doc = parse_bullets(blob.data) if blob is not None else parse_bullets(b"")
+        ticked = [fact_from_item(it, INBOX_CATEGORIES) for it in doc.items
                   if it.task in ("x", "X") and it.editable and not it.provisional]
         done: list[tuple[str, Fact]] = []
         for p in ticked:
             done.append(("accepted", self.accept(p.id)))
+        if why_not_intact(blob, seen) is not None:
+            return done
         pending = self.pending_ids()
         if not pending:
             return done
@@ -259,3 +277,24 @@ class ProposalService:
             else:
                 self.vault.events.append("proposal.withdrawn", record=pid)
         return done
+
+
+def why_not_intact(blob: Blob | None, seen: Seen | None) -> str | None:
+    """Why a (settled) read of Inbox.md cannot be trusted to say which lines the user
+    deleted, or None when it can: the file must exist, have content, parse, and not end
+    in the middle of a line where memvault left it ending with one (a save cut short).
+
+    A file cut at a line boundary is indistinguishable from the user deleting its last
+    lines; the settle wait before this check is what tells it from a save in progress.
+    """
+    if blob is None:
+        return "it is missing"
+    data = blob.data
+    if not data.strip():
+        return "it is empty"
+    if parse_bullets(data).readonly_reason:
+        return "it cannot be read record by record"
+    if seen is not None and seen.copy is not None and data != seen.copy \
+            and seen.copy.endswith(b"\n") and not data.endswith(b"\n"):
+        return "it ends in the middle of a line"
+    return None

@@ -8,6 +8,7 @@ command pays only for what it touches.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from memvault.backends.base import Backend
 from memvault.config import Config, locate_vault, parse_config
 from memvault.core.bullets import normalise_text
+from memvault.core.records import Fact
 from memvault.errors import InvalidInput
 from memvault.layout import Layout
 from memvault.services.journal import EventLog, Tombstones
@@ -33,9 +35,19 @@ if TYPE_CHECKING:
     from memvault.services.profile import ProfileService
     from memvault.services.proposals import ProposalService
     from memvault.services.recall import RecallService
+    from memvault.services.recovery import RecoveryService
     from memvault.services.search import SearchService
     from memvault.services.trades import TradeService
     from memvault.services.transfer import TransferService
+
+
+@dataclass(slots=True)
+class InboxEdits:
+    """What `Vault.apply_inbox_edits` did: (action, record) pairs, action being
+    "accepted" or "rejected"; `problem` when the inbox could not be read."""
+
+    applied: list[tuple[str, Fact]] = field(default_factory=list)
+    problem: str | None = None
 
 
 class Vault:
@@ -212,9 +224,16 @@ class Vault:
         return SearchService(self)
 
     @cached_property
+    def recovery(self) -> RecoveryService:
+        from memvault.services.recovery import RecoveryService
+
+        return RecoveryService(self)
+
+    @cached_property
     def doctor(self) -> DoctorService:
         from memvault.services.doctor import DoctorService
         from memvault.services.policy import notes_doctor_findings
+        from memvault.services.recovery import recovery_doctor_findings
         from memvault.services.search import unreadable_notes_check
         from memvault.services.git_doctor import fix_driver, sync_doctor_findings
 
@@ -223,7 +242,26 @@ class Vault:
         service.fixers.append(lambda: fix_driver(self))
         service.checks.append(lambda: unreadable_notes_check(self))
         service.checks.append(lambda: notes_doctor_findings(self))
+        service.checks.append(lambda: recovery_doctor_findings(self))
         return service
+
+    # -- the user's decisions in Inbox.md ----------------------------------------------
+
+    def apply_inbox_edits(self) -> InboxEdits:
+        """Make the user's decisions in Inbox.md take effect: a ticked box accepts its
+        proposal, a deleted line rejects it (see `ProposalService.apply_inbox_edits`).
+
+        Every front end calls this once when it opens the vault for a command or a tool
+        call, before doing anything else, so Obsidian edits count wherever the user looks
+        next. It never raises: a problem reading the inbox is returned as `problem`, the
+        inbox is left as it is, and the command goes on.
+        """
+        from memvault.errors import VaultError
+
+        try:
+            return InboxEdits(self.proposals.apply_inbox_edits())
+        except VaultError as exc:
+            return InboxEdits([], str(exc))
 
     # -- helpers shared by services ----------------------------------------------------
 

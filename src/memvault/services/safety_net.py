@@ -1,0 +1,204 @@
+"""The safety net: what memvault last saw of each memory file, and what vanished since.
+
+For every bullet file it writes (Memory.md, Lessons.md, Inbox.md of each principal),
+memvault keeps one file in `.memvault/safety/` (git-ignored, local to this machine):
+
+    {"format": 1, "path": "Pilot/Memory.md", "sha1": "…", "size": 2310, "ids": ["k3x9qa", …]}
+    <the file's bytes, as memvault last wrote them (no copy above MAX_COPY_BYTES)>
+
+The first line is the *fingerprint*: a later read that finds the file empty, shorter, or
+missing ids it had is treated as a file being saved (see `bullet_files.read_settled`). The
+rest is the *last-known copy*: when facts disappear without memvault removing them (an
+editor saving a stale buffer, a sync tool restoring an old version, a hand deletion), their
+lines are moved from the copy into `lost.jsonl`, which `doctor` reports and
+`memvault memory recover` shows, restores or dismisses.
+
+The net honours forgetting: memvault's own removals update it *before* the memory file is
+written, and `purge` drops a forgotten record's lines and text from `lost.jsonl`, so no copy
+of a permanently forgotten text survives here. Only the local-folder backend has a net.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from memvault.backends.base import ANY, Backend
+from memvault.core.bullets import BulletDocument, normalise_text, parse_bullets
+from memvault.state_paths import SAFETY, state_path
+
+MAX_COPY_BYTES = 4 << 20
+"""A memory file larger than this keeps a fingerprint but no copy."""
+
+MAX_LOST_BYTES = 1 << 20
+"""`lost.jsonl` keeps the newest entries within this size."""
+
+LOST = state_path("safety/lost.jsonl")
+IGNORE_ALL = b"# memvault's local safety net: never committed\n*\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What memvault last saw of one memory file."""
+
+    sha1: str
+    size: int
+    ids: frozenset[str]
+    copy: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class LostItem:
+    """A record that vanished from a memory file without memvault removing it."""
+
+    path: str
+    id: str
+    text: str
+    lines: str
+    noticed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "id": self.id, "text": self.text, "lines": self.lines,
+                "noticed": self.noticed}
+
+
+def record_ids(doc: BulletDocument) -> frozenset[str]:
+    """The ids a file is checked against: written ids only (a hand-written bullet's
+    provisional id changes with its text, so it cannot tell an edit from a loss)."""
+    return frozenset(it.id for it in doc.items if not it.provisional)
+
+
+class SafetyNet:
+    """The net of one vault (a no-op on backends other than the local folder)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.enabled = backend.name == "fs"
+        self._ignored = False
+
+    @staticmethod
+    def seen_path(path: str) -> str:
+        return f"{SAFETY}/" + path.replace("%", "%25").replace("/", "%2F")
+
+    # -- the fingerprint and last-known copy ---------------------------------------------
+
+    def seen(self, path: str) -> Seen | None:
+        if not self.enabled:
+            return None
+        try:
+            blob = self.backend.read(self.seen_path(path))
+        except Exception:  # noqa: BLE001 - a damaged net must never stop a write
+            return None
+        if blob is None:
+            return None
+        head, _, rest = blob.data.partition(b"\n")
+        try:
+            meta = json.loads(head)
+            return Seen(str(meta["sha1"]), int(meta["size"]), frozenset(meta["ids"]),
+                        rest if meta.get("copy") else None)
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def store(self, path: str, data: bytes, doc: BulletDocument,
+              ids: frozenset[str] | None = None) -> None:
+        """Record `data` (parsed as `doc`) as what memvault last saw of `path`; `ids`
+        overrides the records the fingerprint expects (default: those of `doc`)."""
+        if not self.enabled:
+            return
+        import hashlib
+
+        copy = len(data) <= MAX_COPY_BYTES
+        head = {"format": 1, "path": path, "sha1": hashlib.sha1(data).hexdigest(),
+                "size": len(data), "ids": sorted(record_ids(doc) if ids is None else ids),
+                "copy": copy}
+        payload = json.dumps(head).encode() + b"\n" + (data if copy else b"")
+        self._ensure_ignored()
+        self.backend.write(self.seen_path(path), payload, expected=ANY,
+                           message="memvault: safety net")
+
+    def _ensure_ignored(self) -> None:
+        """The folder carries its own `.gitignore` ("*"), so it stays out of git in any
+        vault, whatever the vault's own ignore rules say."""
+        if self._ignored:
+            return
+        marker = f"{SAFETY}/.gitignore"
+        if self.backend.read(marker) is None:
+            self.backend.write(marker, IGNORE_ALL, expected=ANY, message="memvault: safety net")
+        self._ignored = True
+
+    # -- what vanished -------------------------------------------------------------------
+
+    def vanished(self, path: str, seen: Seen | None, doc: BulletDocument) -> list[LostItem]:
+        """Records `seen` had that `doc` lacks, with their lines from the last-known copy."""
+        if seen is None:
+            return []
+        gone = seen.ids - record_ids(doc)
+        if not gone:
+            return []
+        now = int(time.time())
+        old = parse_bullets(seen.copy) if seen.copy is not None else None
+        order = {it.id: n for n, it in enumerate(old.items)} if old is not None else {}
+        out = []
+        for rid in sorted(gone, key=lambda r: (order.get(r, len(order)), r)):  # file order
+            items = old.find(rid) if old is not None else []
+            if not items:
+                out.append(LostItem(path, rid, "", "", now))
+                continue
+            item = items[0]
+            lines = "\n".join(ln.text for ln in old.file.lines[item.start:item.end])  # type: ignore[union-attr]
+            out.append(LostItem(path, rid, item.text, lines, now))
+        return out
+
+    def note_lost(self, items: Iterable[LostItem]) -> None:
+        """Add vanished records to `lost.jsonl` (once per path and id)."""
+        items = [it for it in items if it.lines]
+        if not self.enabled or not items:
+            return
+        kept = self.lost()
+        known = {(it.path, it.id) for it in kept}
+        kept += [it for it in items if (it.path, it.id) not in known]
+        self._write_lost(kept)
+
+    def lost(self) -> list[LostItem]:
+        if not self.enabled:
+            return []
+        try:
+            blob = self.backend.read(LOST)
+        except Exception:  # noqa: BLE001 - a damaged net must never stop a command
+            return []
+        out = []
+        for raw in (blob.data.split(b"\n") if blob else []):
+            try:
+                e = json.loads(raw)
+                out.append(LostItem(e["path"], e["id"], e["text"], e["lines"], int(e["noticed"])))
+            except (ValueError, KeyError, TypeError):
+                continue
+        return out
+
+    def drop(self, *, ids: Iterable[str] = (), texts: Iterable[str] = (),
+             paths: Iterable[str] | None = None) -> int:
+        """Remove lost entries by id or by (normalised) text; returns how many."""
+        wanted_ids = set(ids)
+        keys = {normalise_text(t) for t in texts if t}
+        scope = set(paths) if paths is not None else None
+        kept, dropped = [], 0
+        for it in self.lost():
+            hit = (scope is None or it.path in scope) and (
+                it.id in wanted_ids or (it.text and normalise_text(it.text) in keys))
+            if hit:
+                dropped += 1
+            else:
+                kept.append(it)
+        if dropped:
+            self._write_lost(kept)
+        return dropped
+
+    def _write_lost(self, items: list[LostItem]) -> None:
+        lines = [json.dumps(it.to_dict()).encode() + b"\n" for it in items]  # \udcNN-safe
+        while lines and sum(map(len, lines)) > MAX_LOST_BYTES:
+            lines.pop(0)  # the oldest go first
+        self._ensure_ignored()
+        self.backend.write(LOST, b"".join(lines), expected=ANY, message="memvault: safety net")
