@@ -9,7 +9,9 @@ Two kinds of file live there:
   `index.sqlite` (plus SQLite's `-wal`/`-shm` and the index writer's `-lock`), the
   cross-process write `lock`, stray `*.tmp` files from an interrupted atomic write, and
   the `safety/` net (last-known copies of the memory files; it also ignores itself with
-  its own `.gitignore`, so vaults made before it existed keep it out of git too).
+  its own `.gitignore`, so vaults made before it existed keep it out of git too), and
+  `pending-forgets.jsonl` (content-free intents of forgets a crash may have interrupted;
+  the next command completes them on this machine).
 
 Every other module takes these names from here; none spells the folder itself. Pure
 constants, no I/O, cheap to import.
@@ -32,12 +34,14 @@ GITIGNORE = state_path(".gitignore")
 INDEX = state_path("index.sqlite")
 LOCK = state_path("lock")
 SAFETY = state_path("safety")  # the safety net: last-known copies of memory files
+PENDING_FORGETS = state_path("pending-forgets.jsonl")  # forgets a crash left unfinished
 
 # Append-only JSON-lines files that git merges as a union of lines (the merge driver).
 JOURNALS = (EVENTS, TOMBSTONES)
 
 # Git-ignore patterns for the local caches, relative to the state folder.
-CACHE_PATTERNS = ("index.sqlite", "index.sqlite-*", "lock", "*.tmp", "safety/")
+CACHE_PATTERNS = ("index.sqlite", "index.sqlite-*", "lock", "*.tmp", "safety/",
+                  "pending-forgets.jsonl")
 
 
 def cache_ignore_lines() -> list[str]:

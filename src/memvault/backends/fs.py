@@ -110,6 +110,13 @@ class FsBackend:
         data, st = found
         return Blob(data, version_of(data, st), changed_ns(st), linked)
 
+    def remove_stale_temps(self, paths: list[str]) -> None:
+        """Delete temp files a killed writer left beside these files: a staged new file, or
+        the old file displaced by an exchange just before the kill. Under the lock no
+        other memvault process is staging, so every one of them is an orphan."""
+        with self.lock():
+            remove_stale_temps_once([self.root / clean_vault_path(p) for p in paths])
+
     def link_target(self, path: str) -> str | None:
         """Where `path` really leads when a symlink is on the way (for doctor), else None."""
         rel = clean_vault_path(path)

@@ -50,12 +50,13 @@ def forget(ctx: click.Context, query: str, permanent: bool, yes: bool) -> None:
     """Forget the facts whose id is TEXT_OR_ID, or whose text contains it
     (case-insensitive); shows what it will forget and asks first.
 
-    A content-free tombstone stops the same text from being proposed again.
+    A content-free tombstone stops the same text from being proposed again. With
+    --permanent, an id only the history still holds is found there and erased too.
 
     Example: memvault forget "Aurora" --yes
     """
     vault = state(ctx).vault()
-    matches = vault.memory.find_matches(query)
+    matches = vault.memory.find_matches(query, history=permanent)
     as_json = wants_json(ctx)
     if not matches:
         from memvault.errors import NotFound

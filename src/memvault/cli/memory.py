@@ -113,7 +113,8 @@ def delete(ctx: click.Context, fact_id: str, permanent: bool, yes: bool) -> None
     Example: memvault memory delete k3v9qa --yes
     """
     vault = state(ctx).vault()
-    fact = vault.memory.get(fact_id)
+    found = vault.memory.find_matches(fact_id, history=permanent)
+    fact = next((f for f in found if f.id == fact_id), None) or vault.memory.get(fact_id)
     if not wants_json(ctx):
         console().print(f"{fact.id}: {esc(fact.text)}")
     if not confirm("Forget this fact?", yes=yes, action="delete a fact"):

@@ -240,6 +240,13 @@ class Tombstones:
         self.backend.append(TOMBSTONES, _dump(stone), message="memvault: tombstone")
         return Tombstone(stone["key"], record, ts, kind)
 
+    def add_key(self, key: str, record: str, kind: str = "forgotten") -> Tombstone:
+        """A tombstone from its key alone (finishing a forget whose text is gone)."""
+        ts = int(time.time())
+        stone = {"key": key, "record": record, "ts": ts, "kind": kind, "scope": self.scope}
+        self.backend.append(TOMBSTONES, _dump(stone), message="memvault: tombstone")
+        return Tombstone(key, record, ts, kind)
+
     def lift(self, text: str, record: str) -> bool:
         """Cancel a tombstone for `text` (an explicit `remember` by the user)."""
         key = self.key_for(text)

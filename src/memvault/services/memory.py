@@ -3,7 +3,8 @@
 Explicit facts are saved at once (the user is authoritative). Every change appends an
 event to the experience journal; forgetting removes the text from the memory files and
 writes a content-free tombstone. `--permanent` also removes the fact's past events, so
-no copy of the text is left in the vault.
+no copy of the text is left in the vault; forgetting is crash-safe
+(`services/forgetting.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from memvault.core.records import (FACT_CATEGORIES, Fact, check_category, check_
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
                                             load_bullet_file, new_record_id)
-from memvault.services.safety_net import SafetyNet
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -200,8 +200,10 @@ class MemoryService:
         self.vault.events.append("fact.edited", record=fact.id, **details)
         return EditResult(fact, changed=True)
 
-    def find_matches(self, query: str) -> list[Fact]:
-        """Facts whose id equals `query` or whose text contains it (case-insensitive)."""
+    def find_matches(self, query: str, *, history: bool = False) -> list[Fact]:
+        """Facts whose id equals `query` or whose text contains it (case-insensitive).
+        With `history`, an id Memory.md no longer holds but the journal does counts too
+        (so `forget --permanent ID` can still erase what is left of it)."""
         q = query.strip()
         if not q:
             raise InvalidInput("give a text or an id to forget")
@@ -209,6 +211,12 @@ class MemoryService:
         by_id = [f for f in facts if f.id == q]
         if by_id:
             return by_id
+        if history:
+            from memvault.services.forgetting import last_known
+
+            past = last_known(self.vault, q)
+            if past is not None:
+                return [past]
         needle = q.casefold()
         found = [f for f in facts if needle in f.text.casefold()]
         if not found and self.file_readonly:
@@ -219,49 +227,32 @@ class MemoryService:
 
     def forget(self, ids: list[str], *, permanent: bool = False,
                reason: str = "forgotten") -> ForgetResult:
-        """Remove facts by id, tombstone their text, and (permanent) purge their history."""
+        """Remove facts by id, tombstone their text, and (permanent) purge their history.
+
+        Crash-safe (see `services/forgetting.py`): a content-free intent is written first
+        and every step after it is completed by the next command if this one is killed.
+        With `permanent`, an id only the journal still holds is erased from it too.
+        """
+        from memvault.services.forgetting import begin, complete, last_known
+
         wanted = list(dict.fromkeys(ids))
-        removed: list[Fact] = []
-
-        def apply(doc: BulletDocument) -> list[Fact]:
-            removed.clear()
-            items = [find_one(doc, fid, self.path) for fid in wanted]
-            for item in sorted(items, key=lambda it: it.start, reverse=True):
-                removed.append(fact_from_item(item))
-                doc.delete_item(item)
-            # no copy in the safety net outlives the fact (dropped before Memory.md moves)
-            SafetyNet(self.backend).drop(ids=[f.id for f in removed],
-                                         texts=[f.text for f in removed],
-                                         paths=self.vault.layout.memory_files)
-            return removed
-
-        edit_bullet_file(self.backend, self.path, apply, message="memvault: forget facts")
-        purged = 0
-        for fact in removed:
-            self.vault.tombstones.add(fact.text, fact.id, kind=reason)
-            self.vault.scrub_text_elsewhere(fact.text)
-            if permanent:
-                purged += self.vault.events.purge_record(fact.id, text=fact.text)
-            self.vault.events.append("fact.forgotten", record=fact.id,
-                                     permanent=permanent)
-        if removed:
-            self._refresh_search_index()
-        return ForgetResult(forgotten=list(reversed(removed)), permanent=permanent,
+        doc = self.document()
+        texts: dict[str, str] = {}
+        previous: dict[str, Fact] = {}
+        for fid in wanted:
+            if doc.find(fid) or not permanent:
+                previous[fid] = fact_from_item(find_one(doc, fid, self.path))
+            else:
+                past = last_known(self.vault, fid)
+                if past is None:
+                    raise NotFound(f"no fact with id {fid!r}, and no history of it",
+                                   path=self.path)
+                previous[fid] = past
+            texts[fid] = previous[fid].text
+        intent = begin(self.vault, texts, permanent=permanent, reason=reason)
+        _, purged = complete(self.vault, intent)
+        return ForgetResult(forgotten=[previous[fid] for fid in wanted], permanent=permanent,
                             purged_events=purged)
-
-    def _refresh_search_index(self) -> None:
-        """Forgotten text leaves an existing search index now, not at the next search."""
-        from memvault.state_paths import INDEX
-
-        root = getattr(self.backend, "root", None)
-        if self.backend.name != "fs" or root is None or not (root / INDEX).exists():
-            return
-        from memvault.errors import VaultError
-
-        try:
-            self.vault.search.refresh()
-        except VaultError:
-            self.vault.search.store().discard("it could not be refreshed after forgetting")
 
     def clear(self, *, permanent: bool = False) -> ForgetResult:
         ids = [f.id for f in self.all() if f.editable]

@@ -20,7 +20,7 @@ from memvault.core.records import Fact
 from memvault.errors import InvalidInput
 from memvault.layout import Layout
 from memvault.services.journal import EventLog, Tombstones
-from memvault.state_paths import CONFIG
+from memvault.state_paths import CONFIG, PENDING_FORGETS
 
 if TYPE_CHECKING:
     from memvault.services.context import ContextService
@@ -62,6 +62,19 @@ class Vault:
         self.created = False
         """True when `Vault.open` has just created this vault (the per-user default)."""
 
+    def _finish_interrupted_work(self) -> Vault:
+        """Complete forgets a killed process left half done (a local vault keeps their
+        content-free intents in `.memvault/pending-forgets.jsonl`); cheap when none."""
+        if self.backend.name == "fs" and (self.root / PENDING_FORGETS).exists():
+            from memvault.errors import VaultError
+            from memvault.services.forgetting import complete_pending
+
+            try:
+                complete_pending(self)
+            except VaultError:
+                pass  # e.g. git mid-rebase refuses writes: the intent waits for a later open
+        return self
+
     # -- opening -----------------------------------------------------------------------
 
     @classmethod
@@ -88,7 +101,7 @@ class Vault:
             remote_blob = backend.read(CONFIG)
             if remote_blob is not None:
                 config = parse_config(remote_blob.data)
-            return cls(root, backend, config, scope)
+            return cls(root, backend, config, scope)._finish_interrupted_work()
         created = False
         if backend is None:
             if root.exists() and not root.is_dir():
@@ -118,7 +131,7 @@ class Vault:
             config = parse_config(blob.data if blob else None)
         vault = cls(root, backend, config, scope)
         vault.created = created
-        return vault
+        return vault._finish_interrupted_work()
 
     def uses_trading(self) -> bool:
         """Whether this principal uses the trading parts: it has a Policy.md (its own or
