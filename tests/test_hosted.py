@@ -7,7 +7,7 @@ import pytest
 from memvault.errors import NotFound
 from memvault.hosted import (MAX_DOC_BYTES, MAX_RECORDS, DecryptError, HostedMemory,
                              LimitExceeded, SecretError)
-from tests.hosted_backends import Backend, backend, pg_server  # noqa: F401  (fixtures)
+from tests.hosted_backends import Backend, backend, no_postgres, pg_server  # noqa: F401
 
 SECRET = "s" * 20 + "0123456789abcdefghijklmnop"
 ENV = {"SESSION_SECRET": SECRET}
@@ -198,3 +198,13 @@ def test_forget_all_empties_one_principal_and_keeps_tombstones(hm: HostedMemory)
     assert hm.apply_event("closing", "ev-old", doc_id="a", content="alpha words"
                           ).status == "tombstoned"
     assert hm.get("staying", "a").text == "alpha words"
+
+
+def test_a_missing_postgres_fails_under_ci_and_skips_elsewhere(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="PostgreSQL needed.*no binaries"):
+        no_postgres("no binaries")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="PostgreSQL needed.*no binaries"):
+        no_postgres("no binaries")

@@ -84,6 +84,25 @@ def test_the_record_bound_holds_with_many_workers_adding_at_once(backend: Backen
         assert len(new) == room
 
 
+def test_one_instance_serves_many_threads(backend: Backend) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def work(t: int) -> int:
+        for i in range(40):
+            p = f"thread-user-{(t * 40 + i) % 23}"
+            hm.put(p, f"t{t}-d{i}", f"thread {t} doc {i}")
+            assert hm.get(p, f"t{t}-d{i}").text == f"thread {t} doc {i}"
+        status = hm.apply_event("shared", "evt-threads", doc_id="x",
+                                content="from threads").status
+        return 1 if status == "applied" else 0
+
+    with HostedMemory.open(backend.target, environ=ENV) as hm:
+        with ThreadPoolExecutor(8) as pool:
+            applied = list(pool.map(work, range(8)))
+        assert sum(applied) == 1
+        assert sum(hm.count(f"thread-user-{u}") for u in range(23)) == 8 * 40
+
+
 def test_an_event_applies_exactly_once_across_workers(backend: Backend) -> None:
     events = 25
     statuses = _run(backend.target, [("_apply_same_events", (events,))] * WORKERS)

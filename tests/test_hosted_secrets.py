@@ -34,3 +34,4 @@ def test_missing_secret_and_a_short_previous_one_are_named() -> None:
     assert "ccc" not in repr(both) and "ppp" not in repr(both)
     same = secrets_from_env({"SESSION_SECRET": "c" * 40, "SESSION_SECRET_PREVIOUS": "c" * 40})
     assert same.previous is None
+

@@ -19,6 +19,7 @@ the secret.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -120,6 +121,7 @@ class HostedMemory:
         self.store = store
         self.keyring: Keyring = unlock(store, secrets or secrets_from_env(environ))
         self._keys: dict[str, PrincipalKeys] = {}
+        self._keys_lock = threading.Lock()  # one HostedMemory may serve many threads
 
     @classmethod
     def open(cls, target: str | Path, *,
@@ -138,7 +140,8 @@ class HostedMemory:
         return f"HostedMemory(store={type(self.store).__name__})"
 
     def close(self) -> None:
-        self._keys.clear()
+        with self._keys_lock:
+            self._keys.clear()
         self.store.close()
 
     def __enter__(self) -> HostedMemory:
@@ -151,15 +154,20 @@ class HostedMemory:
 
     def _principal(self, principal: str) -> PrincipalKeys:
         _check_id(principal, "principal id")
-        keys = self._keys.get(principal)
+        with self._keys_lock:
+            keys = self._keys.get(principal)
         if keys is None:
-            if len(self._keys) >= _KEY_CACHE:
-                self._keys.pop(next(iter(self._keys)))
             keys = self.keyring.principal(principal)
             if self.keyring.legacy_key_id is not None:
                 self._reseal_legacy(keys)
-            self._keys[principal] = keys
+            self._remember_keys(principal, keys)
         return keys
+
+    def _remember_keys(self, principal: str, keys: PrincipalKeys) -> None:
+        with self._keys_lock:
+            if len(self._keys) >= _KEY_CACHE:
+                self._keys.pop(next(iter(self._keys)))
+            self._keys[principal] = keys
 
     def _reseal_legacy(self, keys: PrincipalKeys) -> int:
         """Reseal this principal's 0.1.0-format rows in the current format (same kind and
@@ -178,10 +186,9 @@ class HostedMemory:
         """Reseal one principal's documents written by memvault 0.1.0 (done anyway the
         first time this process uses the principal); how many were resealed."""
         _check_id(principal, "principal id")
-        self._keys.pop(principal, None)
         keys = self.keyring.principal(principal)
         count = self._reseal_legacy(keys)
-        self._keys[principal] = keys
+        self._remember_keys(principal, keys)
         return count
 
     # -- sealing -----------------------------------------------------------------------
