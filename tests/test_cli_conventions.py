@@ -120,3 +120,25 @@ def test_ctrl_c_in_watch_exits_130(vault_dir: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def test_every_problem_of_an_invalid_trade_is_shown_in_text_and_json(vault_dir: Path,
+                                                                     tmp_path: Path) -> None:
+    from tests.trade_helpers import START, make_trade
+
+    trade = make_trade(1, START, timestamp="2026-11-24T14:02:11")
+    trade["fill_prise"] = trade.pop("fill_price")
+    source = tmp_path / "trade.json"
+    source.write_text(json.dumps(trade))
+    human = run_memvault("--vault", str(vault_dir), "trade", "record", str(source))
+    assert human.returncode == 1 and human.stdout == ""
+    lines = human.stderr.splitlines()
+    assert lines[0].startswith("error: trade: timestamp") and "(and 1 more problem)" in lines[0]
+    assert lines[1:] == [
+        "  - trade: timestamp '2026-11-24T14:02:11' has no time zone (add Z or +00:00)",
+        "  - trade: fill_prise is not a known field (see docs/notes.md#trades)"]
+    machine = run_memvault("--vault", str(vault_dir), "trade", "record", str(source), "--json")
+    doc = json.loads(machine.stdout)
+    assert machine.returncode == 1 and set(doc) == {"error", "problems"}
+    assert [p.split(":")[1].split()[0] for p in doc["problems"]] == ["timestamp", "fill_prise"]
+    assert not (vault_dir / "Pilot" / "Trades" / f"{trade['hash']}.md").exists()

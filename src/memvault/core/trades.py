@@ -157,18 +157,26 @@ def validate_trade(obj: Any, where: str = "trade") -> TradeInput:
     try:
         return TradeInput.model_validate(obj)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "input"
-        if err["type"] == "extra_forbidden":
-            reason = "is not a known field (see docs/notes.md#trades)"
-        elif err["type"] == "missing":
-            reason = "is missing"
-        elif err["type"] == "value_error":
-            reason = str((err.get("ctx") or {}).get("error", err["msg"]))
-        else:
-            reason = str(err["msg"]).lower()
-        more = f" (and {len(exc.errors()) - 1} more problem(s))" if len(exc.errors()) > 1 else ""
-        raise InvalidInput(f"{where}: {field} {reason}{more}; nothing was written") from None
+        problems = [_problem(err) for err in exc.errors()]
+        more = (f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})"
+                if len(problems) > 1 else "")
+        raise InvalidInput(f"{where}: {problems[0]}{more}; nothing was written",
+                           problems=[f"{where}: {p}" for p in problems]
+                           if len(problems) > 1 else None) from None
+
+
+def _problem(err: Any) -> str:
+    """One validation problem as `field reason`."""
+    field = ".".join(str(p) for p in err["loc"]) or "input"
+    if err["type"] == "extra_forbidden":
+        reason = "is not a known field (see docs/notes.md#trades)"
+    elif err["type"] == "missing":
+        reason = "is missing"
+    elif err["type"] == "value_error":
+        reason = str((err.get("ctx") or {}).get("error", err["msg"]))
+    else:
+        reason = str(err["msg"]).lower()
+    return f"{field} {reason}"
 
 
 def parse_trade_batch(text: str, source: str = "input") -> list[Any]:
