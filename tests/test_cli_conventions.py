@@ -142,3 +142,23 @@ def test_every_problem_of_an_invalid_trade_is_shown_in_text_and_json(vault_dir: 
     assert machine.returncode == 1 and set(doc) == {"error", "problems"}
     assert [p.split(":")[1].split()[0] for p in doc["problems"]] == ["timestamp", "fill_prise"]
     assert not (vault_dir / "Pilot" / "Trades" / f"{trade['hash']}.md").exists()
+
+
+@pytest.mark.parametrize("blocked, args, extra", [
+    ("mcp", ["serve"], "mcp"),
+    ("github", ["memory", "list"], "github"),
+    ("cryptography", ["hosted", "status", "--db", "memory.sqlite"], "hosted"),
+])
+def test_a_missing_optional_part_is_one_line_naming_the_extra(vault_dir: Path, tmp_path: Path,
+                                                             blocked: str, args: list[str],
+                                                             extra: str) -> None:
+    """As on an install without the extra: the library cannot be imported."""
+    code = ("import sys; sys.modules[sys.argv[1]] = None; sys.argv = ['memvault', *sys.argv[2:]]; "
+            "from memvault.cli.app import main; main()")
+    env = {**os.environ, "MEMVAULT_BACKEND": "github"} if extra == "github" else None
+    done = subprocess.run([sys.executable, "-c", code, blocked, "--vault", str(vault_dir),
+                           *args], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env=env, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.endswith(f"is not installed: pip install 'memvault[{extra}]'\n")
+    assert done.stderr.count("\n") == 1 and done.stdout == ""

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -62,9 +63,12 @@ def list_all(vault: Path) -> list[dict]:
 
 def test_tour_exits_0_and_leaves_the_bundled_vault_byte_for_byte_unchanged(tmp_path) -> None:
     before = snapshot(EXAMPLE_VAULT)
+    started = time.monotonic()
     result = run_tour(tmp_path)
+    elapsed = time.monotonic() - started
     assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     assert changed(before, snapshot(EXAMPLE_VAULT)) == []
+    assert elapsed < 10, f"the tour took {elapsed:.1f} s (promised: under 10 s)"
     for step in ("memory list", "remember", "memory show", "forget", "context", "doctor"):
         assert f"$ memvault {step}" in result.stdout
     assert "forgot 1 fact(s)" in result.stdout

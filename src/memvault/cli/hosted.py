@@ -27,6 +27,9 @@ db_option = click.option("--db", required=True, envvar="MEMVAULT_HOSTED_DB", met
 
 
 def _open(db: str) -> Any:
+    from memvault.extras import require
+
+    require("hosted")
     from memvault.hosted import HostedMemory
 
     return HostedMemory.open(db)

@@ -27,6 +27,9 @@ def serve(ctx: click.Context, access: str, watch: bool) -> None:
 
     if access not in ACCESS_LEVELS:
         raise UsageError(f"--access must be one of {', '.join(ACCESS_LEVELS)}, not {access!r}")
+    from memvault.extras import require
+
+    require("mcp")
     from memvault.mcp.server import serve_stdio
 
     st = state(ctx)

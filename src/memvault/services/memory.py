@@ -103,12 +103,13 @@ class MemoryService:
 
     def list(self, *, all: bool = False, category: str | None = None,
              limit: int | None = None) -> list[Fact]:
-        """Facts, most recently updated first (the 8 most recent unless `all`)."""
+        """Facts, most recently updated first (the 8 most recent unless `all`); facts
+        updated in the same second: the one further down the file first."""
         facts = self.all()
         if category:
             wanted = category.strip().lower()
             facts = [f for f in facts if (f.category_raw or "other").lower() == wanted]
-        facts.sort(key=lambda f: (f.updated or 0), reverse=True)
+        facts.sort(key=lambda f: (f.updated or 0, f.line), reverse=True)  # ties: later line first
         if limit is not None:
             return facts[:limit]
         return facts if all else facts[:RECENT_COUNT]

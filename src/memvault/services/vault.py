@@ -330,10 +330,10 @@ class Vault:
 
 def _remote_backend(name: str, config: Config) -> Backend:
     if name == "github":
-        try:
-            from memvault.backends.github import GithubBackend  # type: ignore[import-not-found]
-        except ImportError:
-            raise InvalidInput("the github backend is not available in this version",
-                               path=CONFIG) from None
-        return GithubBackend.from_config(config)  # type: ignore[no-any-return]
+        from memvault.extras import require
+
+        require("github")
+        from memvault.backends.github import GithubBackend
+
+        return GithubBackend.from_config(config)
     raise InvalidInput(f"unknown backend {name!r} (use fs or github)", path=CONFIG)
