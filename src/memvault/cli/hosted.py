@@ -16,10 +16,18 @@ import click
 from memvault.cli.base import group
 from memvault.cli.state import confirm, print_json, wants_json
 
+
+def _needs_the_hosted_extra() -> None:
+    """Every hosted command needs cryptography (an optional part): say so in one line."""
+    from memvault.extras import require
+
+    require("hosted")
+
+
 hosted_group = group("hosted", "Hosted mode: per-principal documents encrypted in SQLite or "
                                "PostgreSQL (SESSION_SECRET from the environment).\n\n"
                                "Example: SESSION_SECRET=... memvault hosted status --db "
-                               "memory.sqlite")
+                               "memory.sqlite", callback=_needs_the_hosted_extra)
 
 db_option = click.option("--db", required=True, envvar="MEMVAULT_HOSTED_DB", metavar="FILE|URL",
                          help="A SQLite database file, or a postgresql://user@host/db URL "
@@ -27,9 +35,6 @@ db_option = click.option("--db", required=True, envvar="MEMVAULT_HOSTED_DB", met
 
 
 def _open(db: str) -> Any:
-    from memvault.extras import require
-
-    require("hosted")
     from memvault.hosted import HostedMemory
 
     return HostedMemory.open(db)
