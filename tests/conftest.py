@@ -16,6 +16,9 @@ from memvault.cli.app import app
 from memvault.services.setup import init_vault
 
 
+# the hosted tests' stores (SQLite and a PostgreSQL server shared by the session)
+pytest_plugins = ["tests.hosted_backends"]
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"

@@ -1,7 +1,7 @@
 """The hosted behaviour suite's two stores: a SQLite file and a real PostgreSQL database.
 
-Import the fixtures into a test module (`from tests.hosted_backends import backend,
-pg_server`) and every test taking `backend` runs against both stores.
+Registered once for the whole suite (`pytest_plugins` in tests/conftest.py), so one
+session has one server: every test taking `backend` runs against both stores.
 
 PostgreSQL comes from `TEST_POSTGRES_URL` (the server `.ci/run` starts), or else from a
 throw-away server this session starts from the machine's binaries (tests/pg_server.py).

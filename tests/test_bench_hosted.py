@@ -6,12 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.hosted_backends import no_postgres, pg_server  # noqa: F401  (fixture)
+from tests.hosted_backends import no_postgres
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_hosted.py"
 
 
-def test_the_hosted_load_test_holds_every_guarantee_on_a_small_load(pg_server) -> None:  # noqa: F811
+def test_the_hosted_load_test_holds_every_guarantee_on_a_small_load(pg_server) -> None:
     if isinstance(pg_server, str):
         no_postgres(pg_server)
     done = subprocess.run([sys.executable, str(BENCH), "--workers", "2", "--ops", "80",

@@ -7,7 +7,7 @@ import pytest
 from memvault.errors import NotFound
 from memvault.hosted import (MAX_DOC_BYTES, MAX_RECORDS, DecryptError, HostedMemory,
                              LimitExceeded, SecretError)
-from tests.hosted_backends import Backend, backend, no_postgres, pg_server  # noqa: F401
+from tests.hosted_backends import Backend, no_postgres
 
 SECRET = "s" * 20 + "0123456789abcdefghijklmnop"
 ENV = {"SESSION_SECRET": SECRET}

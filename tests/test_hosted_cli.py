@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_memvault
-from tests.hosted_backends import no_postgres, pg_server  # noqa: F401  (fixture)
+from tests.hosted_backends import no_postgres
 
 SECRET = "cli-secret-" + "q" * 32
 
@@ -52,7 +52,7 @@ def test_refusing_for_the_secret_creates_no_database_file(tmp_path: Path) -> Non
 
 
 def test_rotation_and_a_move_to_postgres_from_the_command_line(tmp_path: Path,
-                                                                pg_server) -> None:  # noqa: F811
+                                                                pg_server) -> None:
     if isinstance(pg_server, str):
         no_postgres(pg_server)
     db = str(tmp_path / "hosted.sqlite")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memvault.hosted import MAX_RECORDS, HostedMemory, LimitExceeded
-from tests.hosted_backends import Backend, backend, pg_server  # noqa: F401  (fixtures)
+from tests.hosted_backends import Backend
 
 ENV = {"SESSION_SECRET": "concurrency-secret-" + "c" * 30}
 WORKERS = 6

@@ -17,7 +17,7 @@ import pytest
 
 from memvault.hosted import HostedMemory, StoreUnavailable
 from memvault.hosted.admin import status
-from tests.hosted_backends import Backend, backend, no_postgres, pg_server  # noqa: F401
+from tests.hosted_backends import Backend, no_postgres
 from tests.pg_server import PostgresUnavailable, ThrowawayPostgres
 
 OLD = {"SESSION_SECRET": "fault-old-secret-" + "o" * 30}

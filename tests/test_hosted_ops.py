@@ -13,7 +13,7 @@ from memvault.hosted import HostedMemory, SchemaError, SecretError
 from memvault.hosted.admin import migrate, status
 from memvault.hosted.dump import export, import_dump
 from memvault.hosted.rotation import rekey
-from tests.hosted_backends import Backend, backend, no_postgres, pg_server  # noqa: F401
+from tests.hosted_backends import Backend, no_postgres
 
 OLD = {"SESSION_SECRET": "old-secret-" + "o" * 30}
 NEW = {"SESSION_SECRET": "new-secret-" + "n" * 30}
@@ -68,7 +68,7 @@ def test_migrate_creates_the_schema_once(backend: Backend) -> None:
         migrate(backend.target, NEW)
 
 
-def test_an_older_postgres_schema_needs_an_explicit_migrate(pg_server) -> None:  # noqa: F811
+def test_an_older_postgres_schema_needs_an_explicit_migrate(pg_server) -> None:
     """(A SQLite file is upgraded when opened: tests/test_hosted_upgrade.py.)"""
     if isinstance(pg_server, str):
         no_postgres(pg_server)
@@ -110,7 +110,7 @@ def test_rekey_refuses_when_rows_need_a_secret_it_does_not_hold(backend: Backend
 
 
 def test_export_and_import_move_a_store_between_sqlite_and_postgres(
-        backend: Backend, pg_server, tmp_path: Path) -> None:  # noqa: F811
+        backend: Backend, pg_server, tmp_path: Path) -> None:
     if isinstance(pg_server, str):
         no_postgres(pg_server)
     other = (pg_server.create_database() if backend.name == "sqlite"
