@@ -72,7 +72,7 @@ def on_terminal(argv: list[str], env: dict[str, str], answer: str | None = None,
                 if not chunk:
                     break
                 out += chunk
-                if answer is not None and not answered and b"[y/N]:" in out:
+                if answer is not None and not answered and b"[y/N]: " in out:
                     os.write(master, answer.encode() + b"\n")
                     answered = True
             elif proc.poll() is not None:

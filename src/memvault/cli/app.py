@@ -77,6 +77,12 @@ class RootGroup(Group):
             from memvault.cli.errors import exit_code_for
 
             code = exit_code_for(exc, argv)
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()  # before exiting (and before a test runner reads them)
+                except (OSError, ValueError):
+                    pass
         if standalone_mode:
             sys.exit(code)
         return code
