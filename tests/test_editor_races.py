@@ -91,7 +91,7 @@ def test_a_save_still_in_progress_after_the_wait_is_refused_and_nothing_written(
 
 def test_an_old_empty_file_is_settled_and_written_without_waiting(vault_dir: Path) -> None:
     """The user emptied Memory.md a while ago: that is the file now, no wait."""
-    from memvault.services.bullet_files import QUIET_SECONDS
+    from memvault.services.settle import QUIET_SECONDS
 
     path = vault_dir / MEMORY
     path.write_bytes(b"")
@@ -218,3 +218,24 @@ def test_cas_refuses_when_the_file_moves_under_a_direct_backend_write(vault_dir:
     with pytest.raises(Conflict):
         backend.write(MEMORY, b"- mine\n", expected=blob.version)
     assert path.read_bytes().endswith(b"- by hand\n")
+
+
+def test_a_profile_set_waits_for_an_in_place_save_of_profile_md(vault_dir: Path) -> None:
+    """The same race on a note with properties: `profile set` during Obsidian's save of
+    Profile.md must keep the prose the user is saving."""
+    profile = vault_dir / "Pilot" / "Profile.md"
+    editor = _editor("hold", str(profile), "My own paragraph about myself.")
+    assert editor.stdout.readline().strip() == "truncated"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    setter = subprocess.Popen([sys.executable, "-m", "memvault", "--vault", str(vault_dir),
+                               "profile", "set", "name", "Sam"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    assert setter.poll() is None
+    editor.stdin.write("go\n")
+    editor.stdin.flush()
+    editor.wait(timeout=30)
+    _, err = setter.communicate(timeout=30)
+    assert setter.returncode == 0, err
+    text = profile.read_text()
+    assert "My own paragraph about myself." in text and "name: Sam" in text

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memvault import Vault
-from memvault.services.bullet_files import QUIET_SECONDS
+from memvault.services.settle import QUIET_SECONDS
 from tests.conftest import run_memvault
 
 INBOX = "Pilot/Inbox.md"

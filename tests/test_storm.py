@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from memvault import Vault
 from memvault.core.bullets import parse_bullets
 from tests.conftest import run_memvault
 
@@ -36,9 +37,9 @@ def _start(*args: str) -> subprocess.Popen[str]:
 @pytest.mark.slow
 def test_storm_keeps_every_confirmed_hand_edit_and_every_reported_remember(
         vault_dir: Path) -> None:
+    seed = Vault.open(vault_dir)
     for i in range(20):
-        assert run_memvault("--vault", str(vault_dir), "remember",
-                            f"seed fact {i}").returncode == 0
+        seed.memory.remember(f"seed fact {i}")
     seconds = str(STORM_SECONDS)
     watch = _start("-m", "memvault", "--vault", str(vault_dir), "watch")
     actors = {

@@ -4,8 +4,8 @@
 
 1. reads the file *settled* (`read_settled`): a file that is empty, shorter than, or
    missing records since memvault last saw it (the safety net's fingerprint) is treated as
-   being saved by another program, and read again until it has been still for
-   `QUIET_SECONDS` (bounded by `SETTLE_SECONDS`, then the edit is refused, nothing written);
+   being saved by another program, and read again until it has been still for a second
+   (at most two; see `settle.py`; then the edit is refused and nothing is written);
 2. moves records that vanished without memvault removing them into the safety net;
 3. parses it, lets the caller change items, and writes it back with compare-and-swap; if
    the file changed underneath (another process, Obsidian, a remote commit), the edit is
@@ -29,18 +29,10 @@ from memvault.backends.base import MISSING, Backend, Blob, Expected
 from memvault.core.bullets import BulletDocument, BulletItem, encode_id, parse_bullets
 from memvault.errors import Conflict, NotFound, ReadOnly
 from memvault.services.safety_net import SafetyNet, Seen, record_ids
+from memvault.services.settle import read_settled_file
 
 T = TypeVar("T")
 MAX_ATTEMPTS = 8
-
-QUIET_SECONDS = 1.0
-"""A suspicious file is settled once it has not changed for this long."""
-
-SETTLE_SECONDS = 2.0
-"""How long a write waits for a suspicious file to settle before refusing."""
-
-_POLL_SECONDS = 0.02
-
 
 @dataclass(slots=True)
 class LoadedFile:
@@ -83,44 +75,10 @@ def suspicion(blob: Blob | None, seen: Seen | None) -> str | None:
     return None
 
 
-def _whole(blob: Blob | None) -> bool:
-    """A read that cannot be a save cut short: a file with content ending in a newline."""
-    return blob is not None and blob.data.endswith(b"\n")
-
-
 def read_settled(backend: Backend, path: str, seen: Seen | None) -> Blob | None:
-    """Read `path`; if the read looks like a save in progress (see `suspicion`), read it
-    again until it has been still for `QUIET_SECONDS` (by its change time, or as observed
-    here), and return what it settled on.
-
-    A file that keeps changing for `SETTLE_SECONDS`: its latest state is used when it is
-    whole (an editor saving complete files in a row; records it dropped are caught by the
-    safety net), and the read is refused (Conflict, nothing written) when it is empty or
-    cut off mid-line.
-    """
-    blob = backend.read(path)
-    reason = suspicion(blob, seen)
-    if reason is None or (blob is not None and blob.changed_ns is None):
-        return blob  # nothing odd, or a store whose changes arrive whole
-    start = still_since = time.monotonic()
-    while True:
-        now = time.monotonic()
-        age = (time.time_ns() - blob.changed_ns) / 1e9 if blob and blob.changed_ns else 0.0
-        if age >= QUIET_SECONDS or now - still_since >= QUIET_SECONDS:
-            return blob  # settled: the caller proceeds on what is there now
-        if now - start >= SETTLE_SECONDS:
-            if _whole(blob):
-                return blob
-            raise Conflict(f"looks like another program is saving it ({reason}, changed "
-                           f"{max(age, 0):.1f} s ago); nothing was written (try again)",
-                           path=path)
-        time.sleep(_POLL_SECONDS)
-        fresh = backend.read(path)
-        if (fresh and fresh.version) != (blob and blob.version):
-            blob, still_since = fresh, time.monotonic()
-            reason = suspicion(blob, seen)
-            if reason is None:
-                return blob
+    """Read a bullet file settled (`settle.read_settled_file`), suspicious per
+    `suspicion` against what memvault last saw of it (`seen`)."""
+    return read_settled_file(backend, path, lambda blob: suspicion(blob, seen))
 
 
 class NoChange(Exception):

@@ -129,7 +129,9 @@ class PolicyService:
         from memvault.backends.base import MISSING, policy_writer
 
         with self.backend.lock():
-            blob = self.backend.read(self.path)
+            from memvault.services.settle import read_settled_file
+
+            blob = read_settled_file(self.backend, self.path)  # not a save in progress
             if blob is None:
                 from memvault.services.setup import template_text
 

@@ -28,7 +28,9 @@ class LoadedNote:
 
 
 def load_properties(backend: Backend, path: str, initial: bytes = b"") -> LoadedNote:
-    blob = backend.read(path)
+    from memvault.services.settle import read_settled_file
+
+    blob = read_settled_file(backend, path)  # an empty note caught mid-save is waited for
     if blob is None:
         return LoadedNote(path, parse_frontmatter(initial), MISSING, False)
     return LoadedNote(path, parse_frontmatter(blob.data), blob.version, True, blob.linked_to)

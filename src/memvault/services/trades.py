@@ -25,6 +25,7 @@ from memvault.backends.base import MISSING, Change
 from memvault.core.frontmatter import parse_frontmatter
 from memvault.errors import Conflict, InvalidInput, NotFound, ReadOnly
 from memvault.services.journal import scan_events
+from memvault.services.settle import read_settled_file
 from memvault.state_paths import EVENTS
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ class TradeService:
         changes += self._subject_notes([d for d, _ in new])
         for day, items in by_day.items():
             path = self.journal_path(day)
-            blob = self.backend.read(path)
+            blob = read_settled_file(self.backend, path)  # the day note, not a save mid-way
             base = blob.data if blob else journal_day_note(items[0][1].date()).encode()
             lines = [journal_line(d, local) for d, local in items
                      if f"[[Trades/{d['hash']}".encode() not in base]
