@@ -20,8 +20,9 @@ The rules, in order (docs/recall.md explains them for users):
 4. Lessons: the `lesson_pool` (12) most relevant, then most recently accepted; minus
    categories the request overrides (`quoting.LESSON_OVERRIDE_CUES`); at most
    `max_lessons` (8).
-5. The budget (4,000 characters of memory lines) is filled in this order: facts that
-   match the request, preferences, lessons, then the other facts. A line that does not
+5. The budget (4,000 characters of memory lines) is filled in this order: the
+   `relevant_first` (15) facts that match the request best, preferences, lessons, the
+   other matching facts, then the rest. A line that does not
    fit is left out and the next one is tried. What is left out is counted per section,
    and one page of it (`manifest_ids` entries) is listed with id, summary and why.
 6. Personal memory is skipped when the request asks for it, `--no-personal` is given,
@@ -73,6 +74,7 @@ class ContextSettings:
     max_lessons: int = 8
     manifest_budget: int = 1000
     manifest_ids: int = 20
+    relevant_first: int = 15
 
     @classmethod
     def from_section(cls, section: Mapping[str, Any]) -> ContextSettings:
@@ -357,10 +359,12 @@ def _select_personal(block: ContextBlock, prepared: PreparedRecords,
         else:
             first_other.append(fact)
             break
-    order = chain((_Candidate("fact", f) for f in matching),
+    lead = settings.relevant_first
+    order = chain((_Candidate("fact", f) for f in matching[:lead]),
                   (_Candidate("preference", f) for f in prefs),
                   (_Candidate("lesson", f, "recently accepted lesson") for f in pool),
-                  (_Candidate("fact", f) for f in chain(first_other, general)))
+                  (_Candidate("fact", f) for f in chain(matching[lead:], first_other,
+                                                        general)))
     block.counts["fact"]["candidates"] = len(prepared.general)
     block.counts["preference"]["candidates"] = len(prefs)
     block.counts["lesson"]["candidates"] = len(pool)

@@ -58,11 +58,12 @@ class MemoryHit:
     line: int | None
     snippet: str
     score: float
+    match: str = "words"  # words (the query's words or id) | meaning (semantic only)
 
     def to_dict(self, marker: str = "**") -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "category": self.category,
                 "status": self.status, "text": self.text, "path": self.path,
-                "line": self.line, "score": float(f"{self.score:.4g}"),
+                "line": self.line, "score": float(f"{self.score:.4g}"), "match": self.match,
                 "snippet": self.snippet.replace(HL_OPEN, marker).replace(HL_CLOSE, marker)}
 
 

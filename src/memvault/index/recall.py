@@ -1,17 +1,25 @@
-"""Recall over one principal's memory records: lexical (BM25) scores for a request.
+"""Recall over one principal's memory records: lexical, semantic and hybrid scores.
 
-A request is a sentence ("which hot drink do I like?"), not a search query: every word
-counts, none is required. Words are matched stemmed (the index's Porter tokenizer),
-common English function words are dropped, and the BM25 scores (text column weighted
-over category) are scaled so the best record scores 1. Read-only.
+- lexical: a request is a sentence ("which hot drink do I like?"), not a search query:
+  every word counts, none is required. Words are matched stemmed (the index's Porter
+  tokenizer), common English function words are dropped, and the BM25 scores (text
+  column weighted over category) are scaled so the best record scores 1.
+- semantic: the cosine similarity of the request's and the record's embeddings
+  (`index/vectors.py`), scaled from the `SEMANTIC_POOL`-th best (0) to the best (1).
+- hybrid: `fuse` adds them, the semantic part weighted `SEMANTIC_WEIGHT` (both values
+  chosen on the tuning half of `tests/data/recall_eval`, see `scripts/eval_recall.py`).
+
+Read-only (vectors are stored by `index/vectors.py`).
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+from dataclasses import dataclass
+from typing import Any
 
-from memvault.index.text import segment
+from memvault.index.text import segment, unsegment
 
 _WORD = re.compile(r"\w+")
 STOPWORDS = frozenset("""
@@ -61,3 +69,83 @@ def lexical_scores(conn: sqlite3.Connection, request: str, scope: str,
     for rid, rank in rows:
         out.setdefault(rid, max(0.0, -float(rank)) / best)
     return out
+
+
+SEMANTIC_WEIGHT = 0.8
+SEMANTIC_POOL = 0.35
+"""Only the records in this share of the most similar (at least `MIN_POOL` records) count
+as close in meaning: similarities are scaled from the pool's last one (0) to the best
+one (1). A static model's cosines are small and bunched (0.1–0.3 for a right answer),
+so a fixed floor would drop good matches; a rank floor keeps one scale for every
+request and memory size."""
+MIN_POOL = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    score: float
+    lexical: float
+    semantic: float
+
+
+def fuse(lexical: dict[str, float], cosine: dict[str, float], *,
+         weight: float | None = None, pool: float | None = None) -> dict[str, Scored]:
+    """Hybrid scores (0..1) from lexical scores (0..1) and raw cosine similarities
+    (`weight` and `pool` default to `SEMANTIC_WEIGHT` and `SEMANTIC_POOL`)."""
+    weight = SEMANTIC_WEIGHT if weight is None else weight
+    pool = SEMANTIC_POOL if pool is None else pool
+    semantic: dict[str, float] = {}
+    if cosine:
+        ranked = sorted(cosine.values(), reverse=True)
+        size = max(MIN_POOL, round(pool * len(ranked)))
+        best, floor = ranked[0], ranked[min(size, len(ranked)) - 1]
+        span = best - floor
+        if span > 0:
+            semantic = {rid: (c - floor) / span for rid, c in cosine.items() if c > floor}
+    out: dict[str, Scored] = {}
+    for rid in set(lexical) | set(semantic):
+        lex, sem = lexical.get(rid, 0.0), semantic.get(rid, 0.0)
+        out[rid] = Scored((1.0 - weight) * lex + weight * sem, lex, sem)
+    return out
+
+
+MEANING_MIN = 0.6
+"""A record found by meaning alone is listed when its semantic score (0..1 in the pool)
+is at least this."""
+
+
+def hybrid_memory_hits(conn: sqlite3.Connection, hits: list[Any], cosine: dict[str, float],
+                       scope: str, limit: int) -> list[Any]:
+    """`hits` (records matching the query's words or id) re-scored with meaning, then the
+    records close in meaning that share no word, up to `limit`. Scores shown are 0.5–1 for
+    word matches, 0–0.5 for meaning alone, and the list is sorted by them."""
+    from memvault.index.query import MemoryHit
+
+    best = max((h.score for h in hits), default=0.0)
+    lexical = {h.id: (h.score / best if best > 0 else 1.0) for h in hits}
+    fused = fuse(lexical, cosine)
+    for hit in hits:
+        hit.score = 0.5 + 0.5 * fused[hit.id].score
+    seen = {h.id for h in hits}
+    extra = sorted(((s.semantic, rid) for rid, s in fused.items()
+                    if rid not in seen and s.semantic >= MEANING_MIN),
+                   key=lambda pair: (-pair[0], pair[1]))[:max(0, limit - len(hits))]
+    if extra:
+        marks = ",".join("?" * len(extra))
+        rows = {row[0]: row for row in conn.execute(
+            f"SELECT r.rid, r.kind, r.category, r.status, m.text, f.path, r.line "
+            f"FROM memory_records r JOIN memory_fts m ON m.rowid = r.id "
+            f"JOIN files f ON f.id = r.file_id WHERE r.scope = ? AND r.rid IN ({marks})",
+            (scope, *[rid for _sem, rid in extra]))}
+        for sem, rid in extra:
+            if rid in rows:
+                _, kind, cat, status, text, path, line = rows[rid]
+                clean = unsegment(text)
+                hits.append(MemoryHit(rid, kind, cat, status, clean, path, line, clean,
+                                      0.5 * sem, "meaning"))
+    return sorted(hits, key=lambda h: (-h.score, h.id))[:limit]
+
+
+def memory_kinds(conn: sqlite3.Connection, scope: str) -> tuple[str, ...]:
+    return tuple(k for (k,) in conn.execute(
+        "SELECT DISTINCT kind FROM memory_records WHERE scope = ? ORDER BY kind", (scope,)))

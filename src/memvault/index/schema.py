@@ -104,6 +104,25 @@ def m004_vocabulary(conn: sqlite3.Connection) -> None:
     _run(conn, "CREATE VIRTUAL TABLE notes_vocab USING fts5vocab(notes_fts, 'row')")
 
 
+def m005_memory_vectors(conn: sqlite3.Connection) -> None:
+    """Embeddings of memory records for semantic recall, keyed by model and a digest of
+    the text, so a vector is computed once per distinct text and model; memory files are
+    indexed anew (their rows gain the digest)."""
+    _run(conn, """
+        DELETE FROM memory_fts;
+        DELETE FROM memory_records;
+        DELETE FROM files WHERE kind = 'memory';
+        ALTER TABLE memory_records ADD COLUMN text_hash TEXT;
+        CREATE INDEX memory_by_scope ON memory_records (scope, kind);
+        CREATE TABLE vectors (
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            vector BLOB NOT NULL,        -- int8 components of a unit vector, times 127
+            PRIMARY KEY (model, text_hash)
+        ) WITHOUT ROWID;
+    """)
+
+
 def _run(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one (executescript would commit the open transaction)."""
     for statement in script.split(";"):
@@ -116,6 +135,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m002_memory_records,
     m003_compact_notes,
     m004_vocabulary,
+    m005_memory_vectors,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

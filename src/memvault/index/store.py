@@ -203,6 +203,10 @@ class IndexStore:
         finally:
             os.close(fd)
 
+    def writer(self) -> Any:
+        """The exclusive writer lock (for callers that store derived rows, e.g. vectors)."""
+        return self._writer()
+
     def _writer_alive(self) -> bool:
         try:
             import fcntl
@@ -349,6 +353,8 @@ class IndexStore:
         """Make deleted text unrecoverable: merge FTS segments and truncate the WAL."""
         if memory_touched:
             conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
+            conn.execute("DELETE FROM vectors WHERE text_hash NOT IN "
+                         "(SELECT text_hash FROM memory_records WHERE text_hash IS NOT NULL)")
         try:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.OperationalError:

@@ -16,6 +16,13 @@ from memvault.index.schema import deflate
 from memvault.index.text import segment
 
 
+def text_digest(text: str) -> str:
+    """The key of a text's embedding (see `index/vectors.py`)."""
+    import hashlib
+
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
 def delete_file_rows(conn: sqlite3.Connection, file_id: int) -> bool:
     """Remove everything indexed for one file. True when it held memory records."""
     old = conn.execute("SELECT title, aliases, tags, props, body FROM notes_text "
@@ -51,10 +58,10 @@ def insert_file(conn: sqlite3.Connection, entry: ScannedFile, indexed: Indexable
         file_id = cur.lastrowid
         for rec in indexed.records:
             cur = conn.execute(
-                "INSERT INTO memory_records(file_id, scope, kind, rid, category, status, line)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO memory_records(file_id, scope, kind, rid, category, status, line,"
+                " text_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (file_id, entry.scope or "default", rec.kind, rec.rid, rec.category,
-                 rec.status, rec.line))
+                 rec.status, rec.line, text_digest(rec.text)))
             conn.execute("INSERT INTO memory_fts(rowid, text, category, rid) VALUES (?, ?, ?, ?)",
                          (cur.lastrowid, segment(rec.text), rec.category or "", rec.rid))
         return None

@@ -13,12 +13,19 @@ from typing import TYPE_CHECKING
 
 from memvault.core.context import Relevance
 from memvault.errors import VaultError
+from memvault.index.recall import Scored, fuse
 
 if TYPE_CHECKING:
     from memvault.services.search import SearchService
     from memvault.services.vault import Vault
 
 LEXICAL_REASON = "shares words with the request"
+SEMANTIC_REASON = "close in meaning to the request"
+BOTH_REASON = "shares words with and is close in meaning to the request"
+RELEVANT_MIN = 0.2
+"""Hybrid score below which a record does not count as relevant to the request."""
+RELEVANT_MAX = 100
+"""At most this many records are ranked by relevance; the rest keep their standing."""
 
 
 class RecallService:
@@ -27,13 +34,25 @@ class RecallService:
 
     def relevance(self, request: str, *,
                   search: SearchService | None = None) -> dict[str, Relevance]:
-        """Record id -> relevance to `request`; empty when it cannot be measured."""
+        """Record id -> relevance to `request` (hybrid: words and meaning); empty when it
+        cannot be measured."""
         if self.vault.backend.name != "fs" or not request.strip():
             return {}
         service = search or self.vault.search
         try:
-            lexical = service.memory_relevance(request)
+            lexical, cosine = service.memory_scores(request)
         except VaultError:
-            return {}  # an unusable index never stops the context block
-        return {rid: Relevance(round(score, 4), LEXICAL_REASON)
-                for rid, score in lexical.items() if score > 0}
+            return {}  # an unusable index or endpoint never stops the context block
+        return select_relevant(fuse(lexical, cosine))
+
+
+def select_relevant(scores: dict[str, Scored]) -> dict[str, Relevance]:
+    best = sorted(((s.score, rid) for rid, s in scores.items() if s.score >= RELEVANT_MIN),
+                  key=lambda pair: (-pair[0], pair[1]))[:RELEVANT_MAX]
+    return {rid: Relevance(round(score, 4), _reason(scores[rid])) for score, rid in best}
+
+
+def _reason(scored: Scored) -> str:
+    if scored.lexical >= 0.3 and scored.semantic >= 0.3:
+        return BOTH_REASON
+    return LEXICAL_REASON if scored.lexical >= scored.semantic else SEMANTIC_REASON

@@ -112,42 +112,84 @@ class SearchService:
         return hits
 
     def search_memory(self, query: str, *, limit: int = 10,
-                      progress: Progress | None = None,
-                      refresh: bool = True) -> list[MemoryHit]:
-        """This principal's facts, lessons and proposals matching `query`, with ids."""
+                      progress: Progress | None = None, refresh: bool = True,
+                      semantic: bool = True) -> list[MemoryHit]:
+        """This principal's facts, lessons and proposals matching `query` (by words or id,
+        ranked with meaning too), then those close in meaning (`match`: "meaning")."""
         from memvault.index.query import search_memory
 
         _check_limit(limit)
         if not query.strip():
             raise UsageError("give something to search for")
 
+        embedder = self.embedder() if semantic else None
+
         def run() -> list[MemoryHit]:
             store = self.store()
             if refresh:
                 self.last_refresh = store.refresh(progress)
-            return search_memory(store.connection(), query, self.vault.layout.scope_name,
-                                 limit=limit)
+            conn, scope = store.connection(), self.vault.layout.scope_name
+            hits = search_memory(conn, query, scope, limit=max(limit, 50))
+            if embedder is None or _looks_like_ids(query, hits):
+                return hits[:limit]
+            from memvault.embeddings.endpoint import EndpointFailed
+            from memvault.index.recall import hybrid_memory_hits, memory_kinds
+            from memvault.index.vectors import cosine_scores
+
+            try:
+                cosine = cosine_scores(store, embedder, query, scope, memory_kinds(conn, scope))
+            except EndpointFailed as exc:
+                store.notices.append(f"semantic recall skipped: {exc}")
+                return hits[:limit]
+            return hybrid_memory_hits(conn, hits, cosine, scope, limit)
 
         hits: list[MemoryHit] = self._guarded(run)
         return hits
 
-    def memory_relevance(self, request: str) -> dict[str, float]:
-        """Lexical relevance of this principal's facts and lessons to `request` (record
-        id -> 0..1), after bringing only the memory files in step."""
+    def memory_scores(self, request: str, *, kinds: tuple[str, ...] = ("fact", "lesson"),
+                      semantic: bool = True) -> tuple[dict[str, float], dict[str, float]]:
+        """(lexical scores 0..1, cosine similarities) of this principal's records of
+        `kinds` for `request`, after bringing only the memory files in step. The cosines
+        are empty when semantic recall is off or its model is not installed."""
         from memvault.index.recall import lexical_scores
 
-        def run() -> dict[str, float]:
+        embedder = self.embedder() if semantic else None
+
+        def run() -> tuple[dict[str, float], dict[str, float]]:
             store = self.store()
             store.refresh_memory(self.vault.layout.memory_files)
-            return lexical_scores(store.connection(), request, self.vault.layout.scope_name)
+            scope = self.vault.layout.scope_name
+            lexical = lexical_scores(store.connection(), request, scope, kinds)
+            if embedder is None:
+                return lexical, {}
+            from memvault.embeddings.endpoint import EndpointFailed
+            from memvault.index.vectors import cosine_scores
 
-        scores: dict[str, float] = self._guarded(run)
+            try:
+                return lexical, cosine_scores(store, embedder, request, scope, kinds)
+            except EndpointFailed as exc:  # recall stays lexical; say why
+                store.notices.append(f"semantic recall skipped: {exc}")
+                return lexical, {}
+
+        scores: tuple[dict[str, float], dict[str, float]] = self._guarded(run)
         return scores
+
+    def embedder(self) -> Any:
+        """The configured embedder (`[embeddings]`), or None: recall stays lexical."""
+        from memvault.embeddings.settings import embedder_for
+
+        return embedder_for(self.vault.config.section("embeddings"))
 
     def close(self) -> None:
         with self._lock:
             if self._store is not None:
                 self._store.close()
+
+
+def _looks_like_ids(query: str, hits: list[MemoryHit]) -> bool:
+    """The query is record ids (a lookup, not a question): meaning has nothing to add."""
+    words = query.split()
+    return bool(words) and all(any(h.id == w for h in hits) for w in words)
 
 
 def _check_limit(limit: int) -> None:

@@ -1,0 +1,16 @@
+"""Text embeddings for semantic recall: the built-in offline model or an endpoint.
+
+- `static` — the default: a static embedding model (a table of token vectors, averaged)
+  whose weights ship inside a PyPI wheel (wordllama's 256-dimension "l2_supercat"
+  table), loaded from the wheel's own files with numpy and tokenizers: no network, no
+  account, no GPU, about a tenth of a second to load.
+- `endpoint` — any OpenAI-compatible `/v1/embeddings` endpoint, configured in the
+  `[embeddings]` table of `.memvault/config.toml` (the key is read from the environment
+  variable the table names, never from a file).
+- `settings` — reading that table, and `embedder_for(config)`, which returns the
+  configured embedder or None (semantic recall off, or the model not installed: recall
+  then stays lexical).
+
+Nothing here is imported by a command that does not rank memory by meaning; the model
+is loaded once per process, on first use.
+"""

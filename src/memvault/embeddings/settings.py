@@ -1,0 +1,68 @@
+"""The `[embeddings]` table of `.memvault/config.toml`, and the embedder it names.
+
+    [embeddings]
+    kind = "builtin"      # builtin (default) | endpoint | none
+    # for kind = "endpoint":
+    base_url = "http://127.0.0.1:11434/v1"
+    model = "nomic-embed-text"
+    api_key_env = "MEMVAULT_EMBEDDINGS_API_KEY"   # the NAME of an environment variable
+    timeout = 30
+
+`builtin` is the offline model shipped in the `wordllama` wheel (`static.py`); if it is
+not installed, recall is lexical only. `none` turns semantic recall off.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Protocol
+
+from memvault.errors import InvalidInput
+from memvault.state_paths import CONFIG
+
+KINDS = ("builtin", "endpoint", "none")
+DEFAULT_KEY_ENV = "MEMVAULT_EMBEDDINGS_API_KEY"
+
+
+class Embedder(Protocol):
+    model_id: str
+
+    def embed(self, texts: list[str]) -> Any: ...
+
+
+def embedder_for(table: dict[str, Any]) -> Embedder | None:
+    """The embedder the `[embeddings]` table asks for (validated), or None."""
+    kind = table.get("kind", "builtin")
+    if kind not in KINDS:
+        raise InvalidInput(f"[embeddings] kind must be one of {', '.join(KINDS)}, not "
+                           f"{kind!r}", path=CONFIG)
+    if kind == "none":
+        return None
+    if kind == "endpoint":
+        from memvault.embeddings.endpoint import EndpointModel
+
+        return EndpointModel(endpoint_settings(table))
+    from memvault.embeddings import static
+
+    if not static.available():
+        return None
+    return static.load()
+
+
+def endpoint_settings(table: dict[str, Any]) -> Any:
+    from memvault.embeddings.endpoint import EndpointSettings
+
+    base_url, model = table.get("base_url"), table.get("model")
+    if not isinstance(base_url, str) or not re.match(r"https?://", base_url):
+        raise InvalidInput("[embeddings] base_url must be an http(s) URL", path=CONFIG)
+    if not isinstance(model, str) or not model.strip():
+        raise InvalidInput("[embeddings] model must be a non-empty string", path=CONFIG)
+    key_env = table.get("api_key_env", DEFAULT_KEY_ENV)
+    if not isinstance(key_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key_env):
+        raise InvalidInput("[embeddings] api_key_env must be the name of an environment "
+                           "variable (the key itself never goes in the config)", path=CONFIG)
+    timeout = table.get("timeout", 30)
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+        raise InvalidInput("[embeddings] timeout must be a positive number of seconds",
+                           path=CONFIG)
+    return EndpointSettings(base_url.rstrip("/"), model.strip(), key_env, float(timeout))

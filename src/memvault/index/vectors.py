@@ -1,0 +1,110 @@
+"""Embeddings of one principal's memory records, cached in the index.
+
+A record's vector is stored once per model and text digest (`vectors` table, int8
+components of the unit vector × 127), so an unchanged text is never embedded again, the
+same text under another id shares its vector, and a text no record has any more loses
+its vector with the next refresh (`IndexStore._purge_freed_text`), as forgotten text
+must. A long-running process keeps the assembled matrix per memory-file content, so a
+call costs one matrix-vector product.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from memvault.index.text import unsegment
+
+if TYPE_CHECKING:
+    from memvault.embeddings.settings import Embedder
+    from memvault.index.store import IndexStore
+
+SCALE = 127.0
+_LOCK = threading.Lock()
+_MATRICES: dict[tuple[str, str, str, tuple[str, ...]], tuple[Any, list[str], Any]] = {}
+
+
+def record_matrix(store: IndexStore, embedder: Embedder, scope: str,
+                  kinds: tuple[str, ...]) -> tuple[list[str], Any]:
+    """(record ids, unit vectors as rows) for this principal's records of `kinds`."""
+    import numpy as np
+
+    conn = store.connection()
+    marks = ",".join("?" * len(kinds))
+    signature = tuple(conn.execute(
+        f"SELECT f.path || ':' || coalesce(f.hash, '') FROM files f WHERE f.kind = 'memory' "
+        f"AND f.id IN (SELECT DISTINCT file_id FROM memory_records WHERE scope = ? "
+        f"AND kind IN ({marks})) ORDER BY f.path", (scope, *kinds)).fetchall())
+    key = (str(store.path), embedder.model_id, scope, kinds)
+    with _LOCK:
+        cached = _MATRICES.get(key)
+    if cached is not None and cached[0] == signature:
+        return cached[1], cached[2]
+    rows = conn.execute(
+        f"SELECT r.rid, r.text_hash, v.vector FROM memory_records r LEFT JOIN vectors v "
+        f"ON v.model = ? AND v.text_hash = r.text_hash WHERE r.scope = ? "
+        f"AND r.kind IN ({marks}) ORDER BY r.id", (embedder.model_id, scope, *kinds)).fetchall()
+    missing = sorted({digest for _rid, digest, vec in rows if vec is None and digest})
+    fresh = _embed_missing(store, embedder, missing) if missing else {}
+    ids: list[str] = []
+    vectors: list[Any] = []
+    for rid, digest, blob in rows:
+        vec = fresh.get(digest) if blob is None else np.frombuffer(blob, dtype=np.int8)
+        if vec is None:
+            continue
+        ids.append(rid)
+        vectors.append(vec)
+    matrix = (np.vstack(vectors).astype(np.float32) / SCALE if vectors
+              else np.zeros((0, 1), dtype=np.float32))
+    with _LOCK:
+        _MATRICES[key] = (signature, ids, matrix)
+    return ids, matrix
+
+
+def _embed_missing(store: IndexStore, embedder: Embedder, digests: list[str]) -> dict[str, Any]:
+    """Embed the texts of these digests and store their vectors."""
+    import numpy as np
+
+    conn = store.connection()
+    texts: dict[str, str] = {}
+    for start in range(0, len(digests), 500):
+        chunk = digests[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for digest, text in conn.execute(
+                f"SELECT r.text_hash, m.text FROM memory_records r JOIN memory_fts m "
+                f"ON m.rowid = r.id WHERE r.text_hash IN ({marks})", chunk):
+            texts.setdefault(digest, unsegment(text))
+    order = sorted(texts)
+    if not order:
+        return {}
+    matrix = embedder.embed([texts[d] for d in order])
+    quantised = np.clip(np.rint(np.asarray(matrix, dtype=np.float32) * SCALE), -127, 127) \
+        .astype(np.int8)
+    out = {digest: quantised[n] for n, digest in enumerate(order)}
+    with store.writer():
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("INSERT OR REPLACE INTO vectors(model, text_hash, vector) "
+                             "VALUES (?, ?, ?)",
+                             [(embedder.model_id, d, v.tobytes()) for d, v in out.items()])
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    return out
+
+
+def cosine_scores(store: IndexStore, embedder: Embedder, request: str, scope: str,
+                  kinds: tuple[str, ...] = ("fact", "lesson")) -> dict[str, float]:
+    """Record id -> cosine similarity between the request and the record's text."""
+    ids, matrix = record_matrix(store, embedder, scope, kinds)
+    if not ids:
+        return {}
+    query = embedder.embed([request])[0]
+    sims = matrix @ query
+    out: dict[str, float] = {}
+    for rid, sim in zip(ids, sims.tolist()):
+        if rid not in out or sim > out[rid]:
+            out[rid] = float(sim)
+    return out

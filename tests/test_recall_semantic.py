@@ -1,0 +1,196 @@
+"""Semantic recall with the built-in offline model: meaning without shared words, vectors
+cached per text and purged with forgotten text, the lexical fallback, an OpenAI-compatible
+embeddings endpoint (a loopback stand-in written from the public API shape), and cold
+commands that never load the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from memvault import Vault
+
+T0 = 1_784_000_000
+FILLER = ("Invoice {i} for the boiler inspection was paid", "The {i}th ticket tracks the Redis "
+          "upgrade", "My colleague number {i} is moving to Porto", "I lent a drill to "
+          "neighbour {i}", "The warranty on printer {i} ends in 2028")
+
+
+def write_memory(root: Path, extra: list[str], filler: int = 400) -> None:
+    lines = [f"- {FILLER[i % len(FILLER)].format(i=i)} [other] <!-- id:fil{i:04d} "
+             f"updated:{T0 + i} -->" for i in range(filler)]
+    (root / "Pilot" / "Memory.md").write_text("# Memory\n\n" + "\n".join([*lines, *extra])
+                                              + "\n", encoding="utf-8")
+
+
+PET = "- My dog is a border collie named Pixel [identity] <!-- id:pet001 updated:1700000000 -->"
+TEA = "- I drink tea, never coffee [preference] <!-- id:tea001 updated:1700000001 -->"
+
+
+def vector_rows(root: Path) -> int:
+    conn = sqlite3.connect(root / ".memvault" / "index.sqlite")
+    try:
+        return conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_context_finds_a_fact_by_meaning_and_says_so(cli, vault_dir):
+    write_memory(vault_dir, [PET, TEA])
+    block = json.loads(cli("context", "--json", "--request",
+                           "what kind of pet do I have?").stdout)
+    chosen = {r["id"]: r["whyApplied"] for r in block["selected"]}
+    assert "pet001" in chosen and "close in meaning to the request" in chosen["pet001"]
+    assert block["selected"][0]["id"] == "pet001"
+
+
+def test_memory_search_ranks_by_meaning_too(cli, vault_dir):
+    write_memory(vault_dir, [PET, TEA])
+    results = json.loads(cli("search", "--memory", "--json",
+                             "which hot beverage do I like?").stdout)["results"]
+    assert results and results[0]["id"] == "tea001"
+    scores = [r["score"] for r in results]
+    assert scores == sorted(scores, reverse=True)
+    by_id = json.loads(cli("search", "--memory", "--json", "pet001").stdout)["results"]
+    assert [r["id"] for r in by_id] == ["pet001"] and by_id[0]["match"] == "words"
+
+
+def test_vectors_are_computed_once_per_text_and_purged_with_forgotten_text(cli, vault_dir):
+    write_memory(vault_dir, [PET, TEA], filler=50)
+    vault = Vault.open(vault_dir)
+    vault.search.memory_scores("a pet")
+    assert vector_rows(vault_dir) == 52
+    vault.memory.remember("I keep bees on the roof", "other")
+    vault.search.memory_scores("honey")
+    assert vector_rows(vault_dir) == 53  # only the new text was embedded
+    cli("forget", "pet001", "--permanent", "--yes")
+    vault.search.memory_scores("a pet")
+    assert vector_rows(vault_dir) == 52  # the forgotten text's vector is gone
+
+
+def test_semantic_recall_can_be_turned_off(cli, vault_dir):
+    with open(vault_dir / ".memvault" / "config.toml", "a", encoding="utf-8") as fh:
+        fh.write('\n[embeddings]\nkind = "none"\n')
+    write_memory(vault_dir, [PET, TEA])
+    block = json.loads(cli("context", "--json", "--request",
+                           "what kind of pet do I have?").stdout)
+    assert "pet001" not in {r["id"] for r in block["selected"][:5]}
+    assert not any("close in meaning" in r["whyApplied"] for r in block["selected"])
+    assert vector_rows(vault_dir) == 0
+
+
+class EmbeddingsStandIn:
+    """`POST /v1/embeddings` as the public API documents it: {model, input: [..]} ->
+    {data: [{index, embedding}]}. Vectors: word counts hashed into 64 buckets."""
+
+    def __init__(self) -> None:
+        self.auth: list[str | None] = []
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stand_in.auth.append(self.headers.get("Authorization"))
+                if self.path != "/v1/embeddings" or not isinstance(body.get("input"), list):
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                data = []
+                for n, text in enumerate(body["input"]):
+                    vec = [0.0] * 64
+                    for word in text.lower().split():
+                        vec[sum(map(ord, word.strip("?,."))) % 64] += 1.0
+                    data.append({"object": "embedding", "index": n, "embedding": vec})
+                out = json.dumps({"object": "list", "data": data, "model": body["model"]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(out.encode())
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_an_openai_compatible_endpoint_can_embed_with_the_key_from_the_environment(
+        cli, vault_dir, monkeypatch):
+    stand_in = EmbeddingsStandIn()
+    try:
+        with open(vault_dir / ".memvault" / "config.toml", "a", encoding="utf-8") as fh:
+            fh.write(f'\n[embeddings]\nkind = "endpoint"\nbase_url = "{stand_in.url}"\n'
+                     'model = "tiny"\napi_key_env = "MY_EMB_KEY"\n')
+        monkeypatch.setenv("MY_EMB_KEY", "sk-secret-123")
+        write_memory(vault_dir, [PET, TEA], filler=20)
+        results = json.loads(cli("search", "--memory", "--json", "tea never").stdout)
+        assert results["results"][0]["id"] == "tea001"
+        assert stand_in.auth and set(stand_in.auth) == {"Bearer sk-secret-123"}
+        conn = sqlite3.connect(vault_dir / ".memvault" / "index.sqlite")
+        assert {m for (m,) in conn.execute("SELECT DISTINCT model FROM vectors")} == \
+            {"endpoint:tiny"}
+        conn.close()
+    finally:
+        stand_in.close()
+    # the endpoint is gone: search still answers (by words) and says why, key-free
+    out = cli("search", "--memory", "--json", "tea never")
+    data = json.loads(out.stdout)
+    assert data["results"][0]["id"] == "tea001"
+    assert any("semantic recall skipped" in n for n in data["notices"])
+    assert "sk-secret-123" not in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("table, message", [
+    ('kind = "magic"', "kind must be one of"),
+    ('kind = "endpoint"\nbase_url = "ftp://x"\nmodel = "m"', "base_url must be an http"),
+    ('kind = "endpoint"\nbase_url = "http://x"\nmodel = "m"\napi_key_env = "sk-123"',
+     "name of an environment variable"),
+])
+def test_a_bad_embeddings_table_is_refused_naming_the_file(cli, vault_dir, table, message):
+    with open(vault_dir / ".memvault" / "config.toml", "a", encoding="utf-8") as fh:
+        fh.write(f"\n[embeddings]\n{table}\n")
+    write_memory(vault_dir, [PET], filler=5)
+    result = cli("search", "--memory", "pet", expect=1)
+    assert ".memvault/config.toml" in result.stderr and message in result.stderr
+
+
+_PROBE = """
+import json, sys
+sys.argv = ["memvault", *sys.argv[2:]]
+from memvault.cli.app import main
+try:
+    main()
+except SystemExit:
+    pass
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"numpy", "tokenizers", "wordllama"})
+open(sys.argv[1] if False else OUT, "w").write(json.dumps(heavy))
+"""
+
+
+@pytest.mark.parametrize("argv", [
+    ("context", "--json"),
+    ("search", "--json", "border"),
+    ("memory", "list", "--json"),
+])
+def test_cold_commands_that_do_not_rank_by_meaning_never_load_the_model(vault_dir, tmp_path,
+                                                                        argv):
+    write_memory(vault_dir, [PET, TEA], filler=300)
+    out = tmp_path / "heavy.json"
+    code = _PROBE.replace("OUT", repr(str(out)))
+    done = subprocess.run([sys.executable, "-c", code, "x", "--vault", str(vault_dir), *argv],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    assert out.exists(), done.stderr
+    assert json.loads(out.read_text()) == []
