@@ -1,20 +1,27 @@
 #!/usr/bin/env python
-"""Recall benchmark: the search index and the context block on generated vaults.
+"""Recall benchmark: every row of the recall targets as a ratio to a baseline, in one run.
 
-For each vault size (default 1,000 and 10,000 notes of a few KB, with frontmatter,
-tags, aliases and wikilinks) plus a Memory.md of 2,000 facts and a Lessons.md of 500
-lessons, it measures in the same run:
+Generated vaults (notes of 3–4 KB: frontmatter with aliases and tags, `#nested/tags`,
+wikilinks, ~500 words, in 25 × 7 folders; one note in 97 holds the word `zeppelin` and
+one note holds `zanzibarquoka`), a Memory.md of 2,000 (or 10,000) facts and a Lessons.md
+of 500 lessons. Baselines are measured in the same run: `python -c pass`,
+`python -c "import sqlite3"`, `python -c "import typer"` (the CLI's old start-up cost,
+the issue's reference; `import click` when typer is absent) and `rg -l WORD` over the
+vault (grep -rl when rg is missing). Bytecode is compiled first (`compileall`), as a
+normal install has it. Rows:
 
-- baselines: `rg` over the same files (grep -r when rg is missing) and `cat` of all files;
-- full index build (`memvault index rebuild`, in-process);
-- incremental refresh after one note changed (in-process);
-- a search: cold (a new `memvault search --json` process, next to `memvault --version`,
-  the interpreter + CLI start-up floor) and warm (in-process, with the pre-search
-  refresh, and the query alone);
-- `context` with 2,000 facts and 500 lessons (in-process).
+1. MCP `memory_context` (real `memvault serve` over stdio, the SDK's client) at 2,000
+   and 10,000 facts: median time and result size, vs `proposal_list` on the same server;
+2. cold CLI `context` (10,000 notes + 2,000 facts), cold `remember` and
+   `memory list --all --json` at 10,000 facts, vs `import typer`;
+3. cold `search --json` at each note count vs `rg -l`, and at 1,000 vs `import sqlite3`;
+4. a refresh after touching every note's modification time vs a full rebuild;
+5. MCP `memory_search` right after a note edit, `serve` with its watcher;
+6. the index size vs the Markdown bytes;
+7. a typo in a body word (`zanzibarqouka`): is the right note first?
 
-Usage:  python benchmarks/bench_recall.py [--sizes 1000 10000] [--json out.json]
-Run by hand or as a CI smoke step; never a pass/fail unit test. Results: docs/performance.md.
+Usage:  python benchmarks/bench_recall.py [--sizes 1000 10000 30000] [--json out.json]
+Run by hand; never a pass/fail test. Results: docs/performance.md.
 """
 
 from __future__ import annotations
@@ -31,25 +38,29 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
 QUERY = "zeppelin"
+TYPO_WORD, TYPO_QUERY = "zanzibarquoka", "zanzibarqouka"
 VOCAB = ("market maker liquidity pool swap route venue fee slippage gas token bridge "
          "network wallet approval limit order price chart research note summary risk "
          "evidence table detail compare position staking yield vault ledger trade "
          "journal reflection memory lesson preference answer concise context").split()
+FACT_WORDS = ("tea coffee kayak violin sourdough compiler orchid marathon telescope pottery "
+              "chess beekeeping Lisbon Porto Rust Python dentist invoice ferry garden").split()
 
 
-def generate_vault(root: Path, notes: int, facts: int = 2000, lessons: int = 500,
-                   seed: int = 7) -> None:
-    from memvault.services.setup import init_vault
-
+def generate_notes(root: Path, notes: int, seed: int = 7) -> None:
     rng = random.Random(seed)
-    init_vault(root)
     for i in range(notes):
         folder = root / f"Area {i % 25:02d}" / f"Topic {i % 7}"
         folder.mkdir(parents=True, exist_ok=True)
         words = [rng.choice(VOCAB) for _ in range(rng.randint(350, 650))]
         if i % 97 == 0:
             words.insert(rng.randrange(len(words)), QUERY)
+        if i == notes // 2:
+            words.insert(rng.randrange(len(words)), TYPO_WORD)
         paras = [" ".join(words[k:k + 60]) for k in range(0, len(words), 60)]
         links = " ".join(f"[[Note {rng.randrange(notes):05d}]]" for _ in range(3))
         tags = f"#topic/{rng.choice(VOCAB)} #{rng.choice(VOCAB)}"
@@ -57,21 +68,33 @@ def generate_vault(root: Path, notes: int, facts: int = 2000, lessons: int = 500
             f"---\naliases: [N{i}, Alias {i}]\ntags: [bench, area{i % 25}]\n"
             f"created: 2026-01-{1 + i % 28:02d}\n---\n# Note {i}\n\n"
             + "\n\n".join(paras) + f"\n\nSee {links} {tags}\n", encoding="utf-8")
-    cats = ("identity", "project", "instruction", "other", "communication", "presentation",
-            "workflow", "research")
+
+
+def generate_memory(root: Path, facts: int, lessons: int = 500, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    cats = ("identity", "project", "instruction", "other", "preference", "communication",
+            "presentation", "workflow")
     t0 = 1_784_000_000
-    fact_lines = [f"- Fact {i} about {rng.choice(VOCAB)} and {rng.choice(VOCAB)} "
-                  f"[{cats[i % len(cats)]}] <!-- id:f{i:05d} updated:{t0 + i} -->"
-                  for i in range(facts)]
-    (root / "Pilot" / "Memory.md").write_text("# Memory\n\n" + "\n".join(fact_lines) + "\n",
+    lines = [f"- Fact {i}: the {rng.choice(FACT_WORDS)} plan mentions {rng.choice(VOCAB)} "
+             f"and {rng.choice(FACT_WORDS)} [{cats[i % len(cats)]}] "
+             f"<!-- id:f{i:05d} updated:{t0 + i} -->" for i in range(facts)]
+    (root / "Pilot" / "Memory.md").write_text("# Memory\n\n" + "\n".join(lines) + "\n",
                                               encoding="utf-8")
     lcats = ("response-detail", "evidence-layout", "approval-explanations",
              "comparison-emphasis", "risk-posture")
     lesson_lines = [f"- Lesson {i}: {rng.choice(VOCAB)} first [{lcats[i % 5]}] "
                     f"<!-- id:l{i:05d} updated:{t0 + i} evidence:ev{i} -->"
                     for i in range(lessons)]
-    (root / "Pilot" / "Lessons.md").write_text("# Lessons\n\n" + "\n".join(lesson_lines) + "\n",
-                                               encoding="utf-8")
+    (root / "Pilot" / "Lessons.md").write_text("# Lessons\n\n" + "\n".join(lesson_lines)
+                                               + "\n", encoding="utf-8")
+
+
+def make_vault(root: Path, notes: int, facts: int) -> None:
+    from memvault.services.setup import init_vault
+
+    init_vault(root)
+    generate_notes(root, notes)
+    generate_memory(root, facts)
 
 
 def median_time(fn, repeat: int) -> float:
@@ -83,99 +106,208 @@ def median_time(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
-def run(cmd: list[str]) -> None:
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+def run(cmd: list[str], env: dict[str, str] | None = None) -> None:
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+                   env=env)
 
 
-def bench_size(notes: int, workdir: Path) -> dict[str, float | int | str]:
+def cli(vault: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "memvault", "--vault", str(vault), *args]
+
+
+def markdown_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*.md") if ".memvault" not in p.parts)
+
+
+def index_bytes(root: Path) -> int:
+    base = root / ".memvault" / "index.sqlite"
+    return sum(Path(f"{base}{s}").stat().st_size for s in ("", "-wal")
+               if Path(f"{base}{s}").exists())
+
+
+def baselines(repeat: int) -> dict[str, float]:
+    py = sys.executable
+    out = {"python_pass_s": median_time(lambda: run([py, "-c", "pass"]), repeat),
+           "import_sqlite3_s": median_time(lambda: run([py, "-c", "import sqlite3"]), repeat)}
+    try:
+        import typer  # noqa: F401
+        ref = "typer"
+    except ImportError:
+        ref = "click"
+    out["import_ref"] = ref  # type: ignore[assignment]
+    out["import_ref_s"] = median_time(lambda: run([py, "-c", f"import {ref}"]), repeat)
+    out["version_s"] = median_time(lambda: run([py, "-m", "memvault", "--version"]), repeat)
+    return out
+
+
+def bench_notes(notes: int, workdir: Path, floor: dict[str, float]) -> dict[str, object]:
     from memvault import Vault
 
     root = workdir / f"vault{notes}"
-    generate_vault(root, notes)
-    md_files = [str(p) for p in root.rglob("*.md") if ".memvault" not in p.parts]
-    total_bytes = sum(os.path.getsize(p) for p in md_files)
-    out: dict[str, float | int | str] = {"notes": notes, "mb": round(total_bytes / 1e6, 1)}
-
+    make_vault(root, notes, 2000)
+    out: dict[str, object] = {"notes": notes, "md_mb": round(markdown_bytes(root) / 1e6, 1)}
     rg = shutil.which("rg")
-    grep_cmd = [rg, "-c", QUERY, str(root)] if rg else ["grep", "-rc", QUERY, str(root)]
-    out["baseline_tool"] = "rg" if rg else "grep -r (rg not installed)"
-    run(grep_cmd)  # warm the page cache for everyone
-    out["rg_s"] = median_time(lambda: run(grep_cmd), 5)
-    out["cat_s"] = median_time(lambda: run(["sh", "-c", f"find '{root}' -name '*.md' "
-                                                         "-print0 | xargs -0 cat >/dev/null"]),
-                               3)
+    grep = [rg, "-l", QUERY, str(root)] if rg else ["grep", "-rl", QUERY, str(root)]
+    out["baseline_tool"] = "rg -l" if rg else "grep -rl"
+    run(grep)
+    out["rg_s"] = median_time(lambda: run(grep), 5)
 
     vault = Vault.open(root)
     start = time.perf_counter()
-    built = vault.search.rebuild()
-    out["index_build_s"] = time.perf_counter() - start
-    out["indexed"] = built.added
+    vault.search.rebuild()
+    out["rebuild_s"] = time.perf_counter() - start
+    vault.search.close()
+    out["index_vs_md"] = index_bytes(root) / markdown_bytes(root)
 
-    target = Path(md_files[len(md_files) // 2])
-
-    def change_and_refresh() -> None:
-        with open(target, "a", encoding="utf-8") as fh:
-            fh.write("one more line\n")
-        start_ns = time.time_ns()
-        os.utime(target, ns=(start_ns, start_ns))
-        result = vault.search.refresh()
-        assert result.updated == 1, result
-
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        change_and_refresh()
-        times.append(time.perf_counter() - start)
-    out["refresh_one_change_s"] = statistics.median(times)
-    out["refresh_nothing_s"] = median_time(vault.search.refresh, 5)
-
-    cmd = [sys.executable, "-m", "memvault", "--vault", str(root), "search", "--json", QUERY]
+    cmd = cli(root, "search", "--json", QUERY)
     run(cmd)
     out["search_cold_s"] = median_time(lambda: run(cmd), 5)
-    floor = [sys.executable, "-m", "memvault", "--version"]
-    out["cli_floor_s"] = median_time(lambda: run(floor), 5)  # interpreter + CLI start-up
-    out["search_warm_s"] = median_time(lambda: vault.search.search(QUERY), 10)
-    from memvault.index.query import search_notes
+    out["search_vs_rg"] = out["search_cold_s"] / out["rg_s"]  # type: ignore[operator]
+    out["search_vs_sqlite3"] = out["search_cold_s"] / floor["import_sqlite3_s"]  # type: ignore[operator]
 
-    conn = vault.search.store().connection()
-    out["query_only_s"] = median_time(lambda: search_notes(conn, QUERY), 10)
-    out["search_typo_warm_s"] = median_time(lambda: vault.search.search("Alais 12"), 5)
-    out["context_s"] = median_time(lambda: vault.context.build("give me full detail"), 10)
-    block = vault.context.build("give me full detail")
-    out["context_selected"] = len(block.selected)
-    out["context_manifest"] = len(block.manifest)
-    out["cold_vs_rg"] = out["search_cold_s"] / out["rg_s"]
+    typo = subprocess.run(cli(root, "search", "--json", TYPO_QUERY), capture_output=True,
+                          text=True, check=False)
+    results = json.loads(typo.stdout or "{}").get("results", [])
+    out["typo_first"] = bool(results) and results[0]["path"].endswith(
+        f"Note {notes // 2:05d}.md")
+    out["typo_cold_s"] = median_time(lambda: run(cli(root, "search", "--json", TYPO_QUERY)), 3)
+
+    later = time.time_ns() + 10_000_000_000
+    for path in root.rglob("*.md"):
+        if ".memvault" not in path.parts:
+            os.utime(path, ns=(later, later))
+    vault = Vault.open(root)
+    start = time.perf_counter()
+    touched = vault.search.refresh()
+    out["touched_refresh_s"] = time.perf_counter() - start
+    out["touched_unchanged"] = touched.unchanged
+    out["touched_vs_rebuild"] = out["touched_refresh_s"] / out["rebuild_s"]  # type: ignore[operator]
     vault.search.close()
+
+    if notes == 10_000:
+        out["context_cold_s"] = median_time(lambda: run(cli(root, "context", "--json")), 5)
+        req = cli(root, "context", "--json", "--request", "plan the kayak trip with Rust")
+        run(req)
+        out["context_request_cold_s"] = median_time(lambda: run(req), 5)
+        out["context_vs_ref"] = out["context_cold_s"] / floor["import_ref_s"]  # type: ignore[operator]
+        out["context_request_vs_ref"] = out["context_request_cold_s"] / floor["import_ref_s"]  # type: ignore[operator]
+        import anyio
+
+        out.update(anyio.run(mcp_after_edit, root))
     return out
+
+
+def bench_facts(facts: int, workdir: Path, floor: dict[str, float]) -> dict[str, object]:
+    import anyio
+
+    root = workdir / f"facts{facts}"
+    from memvault.services.setup import init_vault
+
+    init_vault(root)
+    generate_memory(root, facts)
+    out: dict[str, object] = {"facts": facts}
+    if facts == 10_000:
+        listing = cli(root, "memory", "list", "--all", "--json")
+        run(listing)
+        out["list_cold_s"] = median_time(lambda: run(listing), 5)
+        counter = iter(range(10_000))
+        out["remember_cold_s"] = median_time(
+            lambda: run(cli(root, "remember", f"bench fact number {next(counter)} xq",
+                            "--category", "other")), 5)
+        out["list_vs_ref"] = out["list_cold_s"] / floor["import_ref_s"]  # type: ignore[operator]
+        out["remember_vs_ref"] = out["remember_cold_s"] / floor["import_ref_s"]  # type: ignore[operator]
+    out.update(anyio.run(mcp_context, root))
+    return out
+
+
+def _server(root: Path, *extra: str):  # type: ignore[no-untyped-def]
+    from mcp import StdioServerParameters
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    return StdioServerParameters(command=sys.executable, env=env,
+                                 args=["-m", "memvault", "--vault", str(root), "serve", *extra])
+
+
+async def mcp_context(root: Path, calls: int = 40) -> dict[str, float]:
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    out: dict[str, float] = {}
+    async with stdio_client(_server(root)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            plan = [("baseline", "proposal_list", {}),
+                    ("context", "memory_context", {}),
+                    ("context_request", "memory_context",
+                     {"request": "which drink and which city do I like for the kayak trip?"})]
+            for label, tool, args in plan:
+                result = await session.call_tool(tool, args)  # warm-up (model, vectors)
+                samples = []
+                for _ in range(calls):
+                    start = time.perf_counter()
+                    result = await session.call_tool(tool, args)
+                    samples.append(time.perf_counter() - start)
+                out[f"mcp_{label}_ms"] = statistics.median(samples) * 1000
+                if result.structured_content is not None:
+                    out[f"mcp_{label}_kb"] = len(json.dumps(
+                        result.structured_content, ensure_ascii=False,
+                        separators=(",", ":")).encode()) / 1000
+    out["mcp_context_vs_baseline"] = out["mcp_context_ms"] / out["mcp_baseline_ms"]
+    return out
+
+
+async def mcp_after_edit(root: Path, edits: int = 15) -> dict[str, float]:
+    """`memory_search` right after a note edit, `serve` with its watcher (the default)."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    note = next(root.glob("Area 03/Topic 3/*.md"))
+    samples, steady = [], []
+    async with stdio_client(_server(root)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            await session.call_tool("memory_search", {"query": "meadow"})  # first refresh
+            for i in range(edits):
+                note.write_text(note.read_text() + f"\nedit {i} meadowlark{i}\n")
+                await anyio.sleep(0.4)  # the watcher sees the event (its own latency)
+                start = time.perf_counter()
+                await session.call_tool("memory_search", {"query": f"meadowlark{i}"})
+                samples.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                await session.call_tool("memory_search", {"query": f"meadowlark{i}"})
+                steady.append(time.perf_counter() - start)
+    return {"mcp_search_after_edit_ms": statistics.median(samples) * 1000,
+            "mcp_search_no_change_ms": statistics.median(steady) * 1000}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 30000])
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--keep", action="store_true", help="keep the generated vaults")
     args = parser.parse_args()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=True)
     workdir = Path(tempfile.mkdtemp(prefix="memvault-bench-recall-"))
-    results = []
+    results: dict[str, object] = {}
     try:
+        results["baselines"] = baselines(7)
+        print("baselines:", results["baselines"], file=sys.stderr)
+        for facts in (2000, 10_000):
+            print(f"memory of {facts} facts ...", file=sys.stderr)
+            results[f"facts{facts}"] = bench_facts(facts, workdir, results["baselines"])  # type: ignore[arg-type]
+            print(results[f"facts{facts}"], file=sys.stderr)
         for size in args.sizes:
-            print(f"generating and measuring {size} notes ...", file=sys.stderr)
-            results.append(bench_size(size, workdir))
+            print(f"{size} notes ...", file=sys.stderr)
+            results[f"notes{size}"] = bench_notes(size, workdir, results["baselines"])  # type: ignore[arg-type]
+            print(results[f"notes{size}"], file=sys.stderr)
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
-    keys = ["notes", "mb", "rg_s", "cat_s", "index_build_s", "refresh_one_change_s",
-            "refresh_nothing_s", "search_cold_s", "cli_floor_s", "cold_vs_rg", "search_warm_s",
-            "query_only_s", "search_typo_warm_s", "context_s"]
-    print("| " + " | ".join(keys) + " |")
-    print("|" + "---|" * len(keys))
-    for r in results:
-        print("| " + " | ".join(f"{r[k]:.3f}" if isinstance(r[k], float) else str(r[k])
-                                for k in keys) + " |")
-    print(f"baseline: {results[0]['baseline_tool']}; cpus: {os.cpu_count()}; "
-          f"python {sys.version.split()[0]}")
+    print(json.dumps(results, indent=2, default=str))
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2))
+        args.json.write_text(json.dumps(results, indent=2, default=str))
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ def main() -> None:
                 expected = set(q["expected"])
                 fused = R.fuse(lexical, cosine, weight=weight, pool=pool)
                 found["lexical"].append(ranks(ordered(lexical), expected))
-                found["semantic"].append(ranks(ordered(cosine), expected))
+                found["semantic"].append(ranks(ordered(cosine.as_dict()), expected))
                 found["hybrid"].append(ranks(ordered({k: v.score for k, v in fused.items()}),
                                              expected))
             return {k: metrics(v) for k, v in found.items()}

@@ -123,6 +123,23 @@ def prepare_records(facts: Iterable[Fact], lessons: Iterable[Fact],
     return out
 
 
+_INDEXES: dict[int, tuple[list[Fact], dict[str, list[Fact]]]] = {}
+
+
+def _index(records: list[Fact]) -> dict[str, list[Fact]]:
+    """Records by id, built once per (prepared, kept) list."""
+    kept = _INDEXES.get(id(records))
+    if kept is not None and kept[0] is records:
+        return kept[1]
+    by_id: dict[str, list[Fact]] = {}
+    for record in records:
+        by_id.setdefault(record.id, []).append(record)
+    if len(_INDEXES) > 32:
+        _INDEXES.clear()
+    _INDEXES[id(records)] = (records, by_id)
+    return by_id
+
+
 def ordered(records: list[Fact], feedback: Mapping[str, float],
             relevance: Mapping[str, Relevance]) -> Iterator[Fact]:
     """`records` (in standing order) in full rank order for this request, lazily."""
@@ -132,7 +149,8 @@ def ordered(records: list[Fact], feedback: Mapping[str, float],
     def key(record: Fact) -> RankKey:
         return rank_key(record, feedback, relevance.get(record.id))
 
-    touched = [r for r in records if r.id in relevance or r.id in feedback]
+    by_id = _index(records)
+    touched = [r for rid in {*relevance, *feedback} for r in by_id.get(rid, ())]
     if not touched:
         return iter(records)
     touched.sort(key=key)

@@ -12,5 +12,12 @@
   then stays lexical).
 
 Nothing here is imported by a command that does not rank memory by meaning; the model
-is loaded once per process, on first use.
+is loaded once per process, on first use. numpy's BLAS is kept to one thread (unless the
+environment says otherwise): the products here are small, and spinning threads only
+compete with the rest of the process on a busy machine.
 """
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")

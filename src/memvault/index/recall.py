@@ -88,20 +88,38 @@ class Scored:
     semantic: float
 
 
-def fuse(lexical: dict[str, float], cosine: dict[str, float], *,
-         weight: float | None = None, pool: float | None = None) -> dict[str, Scored]:
-    """Hybrid scores (0..1) from lexical scores (0..1) and raw cosine similarities
-    (`weight` and `pool` default to `SEMANTIC_WEIGHT` and `SEMANTIC_POOL`)."""
+CANDIDATES = 300
+"""Records scored as hybrids: the most similar ones and every lexical match."""
+
+
+def fuse(lexical: dict[str, float], cosine: Any, *, weight: float | None = None,
+         pool: float | None = None) -> dict[str, Scored]:
+    """Hybrid scores (0..1) from lexical scores (0..1) and cosine similarities (a
+    `vectors.Cosines`, or a dict), for the `CANDIDATES` most similar records and every
+    lexical match (`weight` and `pool` default to `SEMANTIC_WEIGHT` and `SEMANTIC_POOL`)."""
+    import numpy as np
+
     weight = SEMANTIC_WEIGHT if weight is None else weight
     pool = SEMANTIC_POOL if pool is None else pool
+    if isinstance(cosine, dict):
+        ids, sims = list(cosine), np.asarray(list(cosine.values()), dtype=np.float32)
+    else:
+        ids, sims = cosine.ids, cosine.sims
     semantic: dict[str, float] = {}
-    if cosine:
-        ranked = sorted(cosine.values(), reverse=True)
-        size = max(MIN_POOL, round(pool * len(ranked)))
-        best, floor = ranked[0], ranked[min(size, len(ranked)) - 1]
-        span = best - floor
-        if span > 0:
-            semantic = {rid: (c - floor) / span for rid, c in cosine.items() if c > floor}
+    count = len(ids)
+    if count:
+        size = min(max(MIN_POOL, round(pool * count)), count)
+        floor = float(np.partition(sims, count - size)[count - size])
+        best = float(sims.max())
+        if best > floor:
+            take = min(CANDIDATES, count)
+            top = np.argpartition(-sims, take - 1)[:take]
+            wanted = set(lexical)
+            index = [i for i in range(count) if ids[i] in wanted] if wanted else []
+            for i in set(top.tolist()) | set(index):
+                value = (float(sims[i]) - floor) / (best - floor)
+                if value > semantic.get(ids[i], 0.0):
+                    semantic[ids[i]] = value
     out: dict[str, Scored] = {}
     for rid in set(lexical) | set(semantic):
         lex, sem = lexical.get(rid, 0.0), semantic.get(rid, 0.0)

@@ -95,16 +95,31 @@ def _embed_missing(store: IndexStore, embedder: Embedder, digests: list[str]) ->
     return out
 
 
+class Cosines:
+    """Cosine similarities of one request to every record: ids and a numpy array."""
+
+    def __init__(self, ids: list[str], sims: Any) -> None:
+        self.ids = ids
+        self.sims = sims
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def as_dict(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for rid, sim in zip(self.ids, self.sims.tolist()):
+            if rid not in out or sim > out[rid]:
+                out[rid] = float(sim)
+        return out
+
+
 def cosine_scores(store: IndexStore, embedder: Embedder, request: str, scope: str,
-                  kinds: tuple[str, ...] = ("fact", "lesson")) -> dict[str, float]:
-    """Record id -> cosine similarity between the request and the record's text."""
+                  kinds: tuple[str, ...] = ("fact", "lesson")) -> Cosines:
+    """The cosine similarity between the request and each record's text."""
+    import numpy as np
+
     ids, matrix = record_matrix(store, embedder, scope, kinds)
     if not ids:
-        return {}
+        return Cosines([], np.zeros(0, dtype=np.float32))
     query = embedder.embed([request])[0]
-    sims = matrix @ query
-    out: dict[str, float] = {}
-    for rid, sim in zip(ids, sims.tolist()):
-        if rid not in out or sim > out[rid]:
-            out[rid] = float(sim)
-    return out
+    return Cosines(ids, matrix @ query)

@@ -147,7 +147,7 @@ class SearchService:
         return hits
 
     def memory_scores(self, request: str, *, kinds: tuple[str, ...] = ("fact", "lesson"),
-                      semantic: bool = True) -> tuple[dict[str, float], dict[str, float]]:
+                      semantic: bool = True) -> tuple[dict[str, float], Any]:
         """(lexical scores 0..1, cosine similarities) of this principal's records of
         `kinds` for `request`, after bringing only the memory files in step. The cosines
         are empty when semantic recall is off or its model is not installed."""
@@ -155,7 +155,7 @@ class SearchService:
 
         embedder = self.embedder() if semantic else None
 
-        def run() -> tuple[dict[str, float], dict[str, float]]:
+        def run() -> tuple[dict[str, float], Any]:
             store = self.store()
             store.refresh_memory(self.vault.layout.memory_files)
             scope = self.vault.layout.scope_name
@@ -171,7 +171,7 @@ class SearchService:
                 store.notices.append(f"semantic recall skipped: {exc}")
                 return lexical, {}
 
-        scores: tuple[dict[str, float], dict[str, float]] = self._guarded(run)
+        scores: tuple[dict[str, float], Any] = self._guarded(run)
         return scores
 
     def embedder(self) -> Any:
