@@ -79,6 +79,9 @@ one (1). A static model's cosines are small and bunched (0.1–0.3 for a right a
 so a fixed floor would drop good matches; a rank floor keeps one scale for every
 request and memory size."""
 MIN_POOL = 100
+MIN_SPREAD = 0.15
+"""When the best and the pool's last similarity differ by less than this, the records are
+all about equally (un)related to the request and meaning ranks nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +114,7 @@ def fuse(lexical: dict[str, float], cosine: Any, *, weight: float | None = None,
         size = min(max(MIN_POOL, round(pool * count)), count)
         floor = float(np.partition(sims, count - size)[count - size])
         best = float(sims.max())
-        if best > floor:
+        if best - floor >= MIN_SPREAD:
             take = min(CANDIDATES, count)
             top = np.argpartition(-sims, take - 1)[:take]
             wanted = set(lexical)
