@@ -258,28 +258,38 @@ async def mcp_context(root: Path, calls: int = 40) -> dict[str, float]:
 
 
 async def mcp_after_edit(root: Path, edits: int = 15) -> dict[str, float]:
-    """`memory_search` right after a note edit, `serve` with its watcher (the default)."""
+    """`memory_search` right after a note edit, `serve` with its watcher (the default):
+    a common query (many results), and the edited note's new word (one result, so the
+    typo and fuzzy-name fallbacks run too); then the same searches with nothing changed."""
     import anyio
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client
 
     note = next(root.glob("Area 03/Topic 3/*.md"))
-    samples, steady = [], []
+    common, rare, steady, steady_rare = [], [], [], []
+
+    async def timed(session, query: str, into: list[float]) -> None:  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        await session.call_tool("memory_search", {"query": query})
+        into.append(time.perf_counter() - start)
+
     async with stdio_client(_server(root)) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
             await session.call_tool("memory_search", {"query": "meadow"})  # first refresh
             for i in range(edits):
-                note.write_text(note.read_text() + f"\nedit {i} meadowlark{i}\n")
+                note.write_text(note.read_text() + f"\nedit {i} liquidity meadowlark{i}\n")
                 await anyio.sleep(0.4)  # the watcher sees the event (its own latency)
-                start = time.perf_counter()
-                await session.call_tool("memory_search", {"query": f"meadowlark{i}"})
-                samples.append(time.perf_counter() - start)
-                start = time.perf_counter()
-                await session.call_tool("memory_search", {"query": f"meadowlark{i}"})
-                steady.append(time.perf_counter() - start)
-    return {"mcp_search_after_edit_ms": statistics.median(samples) * 1000,
-            "mcp_search_no_change_ms": statistics.median(steady) * 1000}
+                await timed(session, "liquidity pool", common)
+                await timed(session, "liquidity pool", steady)
+                note.write_text(note.read_text() + f"\nagain {i} meadowlark{i}x\n")
+                await anyio.sleep(0.4)
+                await timed(session, f"meadowlark{i}x", rare)
+                await timed(session, f"meadowlark{i}x", steady_rare)
+    return {"mcp_search_after_edit_ms": statistics.median(common) * 1000,
+            "mcp_search_no_change_ms": statistics.median(steady) * 1000,
+            "mcp_search_after_edit_one_hit_ms": statistics.median(rare) * 1000,
+            "mcp_search_one_hit_no_change_ms": statistics.median(steady_rare) * 1000}
 
 
 def main() -> None:

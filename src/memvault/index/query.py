@@ -275,14 +275,18 @@ def _clean_snippet(snippet: str) -> str:
     return " ".join(text.split())
 
 
-def fuzzy_notes(conn: sqlite3.Connection, query: str, *, limit: int,
-                path_glob: str | None = None, tag: str | None = None) -> list[Hit]:
-    """Notes whose title, alias or tag is close to `query` (typos forgiven)."""
-    from rapidfuzz import fuzz, process, utils
+_NAMES: dict[tuple[int, int, int, str | None, str | None], Any] = {}
 
-    q = query.strip().strip('"')
-    if len(q) < 3:
-        return []
+
+def _name_choices(conn: sqlite3.Connection, path_glob: str | None, tag: str | None
+                  ) -> tuple[list[tuple[str, int, str]], list[str], dict[str, list[int]]]:
+    """Every title, alias and tag (with filters), kept until the index changes (its
+    connection's own writes or another process's commits)."""
+    version = conn.execute("PRAGMA data_version").fetchone()[0]
+    key = (id(conn), conn.total_changes, version, path_glob, tag)
+    kept = _NAMES.get(key)
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
     filt, fargs = _filters(path_glob, tag)
     choices: list[tuple[str, int, str]] = []
     for fid, title in conn.execute(f"SELECT f.id, f.title FROM files f WHERE f.kind = 'note'"
@@ -297,7 +301,23 @@ def fuzzy_notes(conn: sqlite3.Connection, query: str, *, limit: int,
         tag_files.setdefault(name, []).append(fid)
     for name, fids in tag_files.items():
         choices.append((name, fids[0], "fuzzy tag"))
-    found = process.extract(q, [c[0] for c in choices], scorer=fuzz.WRatio,
+    kept = (choices, [c[0] for c in choices], tag_files)
+    if len(_NAMES) > 8:
+        _NAMES.clear()
+    _NAMES[key] = kept
+    return kept
+
+
+def fuzzy_notes(conn: sqlite3.Connection, query: str, *, limit: int,
+                path_glob: str | None = None, tag: str | None = None) -> list[Hit]:
+    """Notes whose title, alias or tag is close to `query` (typos forgiven)."""
+    from rapidfuzz import fuzz, process, utils
+
+    q = query.strip().strip('"')
+    if len(q) < 3:
+        return []
+    choices, names, tag_files = _name_choices(conn, path_glob, tag)
+    found = process.extract(q, names, scorer=fuzz.WRatio,
                             processor=utils.default_process, score_cutoff=FUZZY_CUTOFF,
                             limit=limit * 3)
     best: dict[int, tuple[float, float, int, str]] = {}

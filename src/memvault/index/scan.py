@@ -15,8 +15,11 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Union
 
-from memvault.core.notes import Note, parse_note
+if TYPE_CHECKING:
+    from memvault.core.notes import Note
+
 
 MEMORY_FILES = {"Memory.md": "fact", "Lessons.md": "lesson", "Inbox.md": "proposal"}
 SCOPES_FOLDER = "scopes"
@@ -46,7 +49,7 @@ class MemoryFileInfo:
     records: list[MemoryRecord] = field(default_factory=list)
 
 
-Indexable = Note | MemoryFileInfo | str  # a str is the reason it cannot be indexed
+Indexable = Union["Note", "MemoryFileInfo", str]  # a str: why it cannot be indexed
 
 
 def memory_role(rel: str, home_root: str) -> tuple[str | None, str | None]:
@@ -153,6 +156,8 @@ def parse_indexable(entry: ScannedFile, data: bytes) -> Indexable:
     try:
         if entry.memory_kind:
             return _memory_records(data, entry.memory_kind)
+        from memvault.core.notes import parse_note  # only when a note must be read
+
         return parse_note(entry.path, text)
     except Exception as exc:  # noqa: BLE001 - one odd file must never stop indexing
         return f"could not be parsed ({type(exc).__name__})"

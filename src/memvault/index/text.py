@@ -32,7 +32,7 @@ _RANGES = [
     (0x20000, 0x2A6DF),  # CJK extension B
 ]
 _CLASS = "".join(f"{chr(a)}-{chr(b)}" for a, b in _RANGES)
-_RUN = re.compile(f"[{_CLASS}]{{2,}}")
+_RUN: re.Pattern[str] | None = None  # compiled on first non-ASCII text
 _MARKS = frozenset(chr(c) for a, b in _RANGES[:5] for c in range(a, b + 1)
                    if unicodedata.category(chr(c)) in ("Mn", "Mc", "Me"))
 
@@ -49,8 +49,11 @@ def _split_run(match: re.Match[str]) -> str:
 
 def segment(text: str) -> str:
     """Text with a separator between the letters of space-less scripts."""
+    global _RUN
     if text.isascii():
         return text
+    if _RUN is None:
+        _RUN = re.compile(f"[{_CLASS}]{{2,}}")
     return _RUN.sub(_split_run, text)
 
 
