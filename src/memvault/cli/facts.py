@@ -28,10 +28,10 @@ def remember(ctx: click.Context, text: str, category: str | None) -> None:
         return
     f = result.fact
     if result.created:
-        console().print(f"[green]remembered[/green] {f.id}: {esc(f.text)} "
+        console().print(f"[green]remembered[/green] {esc(f.id)}: {esc(f.text)} "
                         f"[magenta]\\[{esc(f.category)}][/magenta]")
     else:
-        console().print(f"already remembered as {f.id}: {esc(f.text)}")
+        console().print(f"already remembered as {esc(f.id)}: {esc(f.text)}")
     for near, score in result.near_duplicates:
         warn(f"similar to {near.id} ({score:.0f}%): {near.text!r} — "
              f"`memvault forget {near.id}` if one is enough")

@@ -142,7 +142,7 @@ def feedback(ctx: click.Context, record_id: str, outcome: str, text: str | None,
         line += f" -> {result.status_after}"
     console().print(esc(line) + f" · rank {result.rank:+.1f}")
     if result.replaced_by:
-        console().print(f"[green]new record[/green] {result.replaced_by.id}: "
+        console().print(f"[green]new record[/green] {esc(result.replaced_by.id)}: "
                         f"{esc(result.replaced_by.text)}")
 
 

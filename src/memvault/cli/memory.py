@@ -116,14 +116,14 @@ def delete(ctx: click.Context, fact_id: str, permanent: bool, yes: bool) -> None
     found = vault.memory.find_matches(fact_id, history=permanent)
     fact = next((f for f in found if f.id == fact_id), None) or vault.memory.get(fact_id)
     if not wants_json(ctx):
-        console().print(f"{fact.id}: {esc(fact.text)}")
+        console().print(f"{esc(fact.id)}: {esc(fact.text)}")
     if not confirm("Forget this fact?", yes=yes, action="delete a fact"):
         ctx.exit(1)
     result = vault.memory.forget([fact.id], permanent=permanent)
     if wants_json(ctx):
         print_json(result.to_dict())
     else:
-        console().print(f"forgot {fact.id}")
+        console().print(f"forgot {esc(fact.id)}")
 
 
 @memory_group.command("clear")

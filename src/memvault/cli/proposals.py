@@ -82,7 +82,7 @@ def reject(ctx: click.Context, proposal_id: str) -> None:
     if wants_json(ctx):
         print_json({"rejected": {"id": record.id, "category": record.category}})
     else:
-        console().print(f"rejected {record.id}")
+        console().print(f"rejected {esc(record.id)}")
 
 
 @click.command("correct")
@@ -139,7 +139,7 @@ def print_propose(ctx: click.Context, result: Any) -> None:
         console().print(f"[green]proposed[/green] {result.proposal.id}: {esc(result.text)} "
                         "(review with `memvault review`)")
     elif result.status == "duplicate":
-        console().print(f"already known as {result.existing_id}; nothing proposed")
+        console().print(f"already known as {esc(str(result.existing_id))}; nothing proposed")
     elif result.status == "tombstoned":
         console().print("not proposed: this text was forgotten or rejected before")
     else:

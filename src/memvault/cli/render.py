@@ -34,13 +34,13 @@ def facts_table(facts: Iterable[Fact], title: str | None = None) -> None:
         if f.meta.get("status") == "superseded":
             flags.append("superseded")
         text = esc(f.text) + (f" [dim]({', '.join(flags)})[/dim]" if flags else "")
-        table.add_row(f.id, esc(cat), text, when(f.updated))
+        table.add_row(esc(f.id), esc(cat), text, when(f.updated))
     console().print(table)
 
 
 def fact_detail(fact: Fact, history: list[dict[str, Any]]) -> None:
     c = console()
-    c.print(f"[bold cyan]{fact.id}[/]  [magenta]{esc(fact.category_raw or 'other')}[/]")
+    c.print(f"[bold cyan]{esc(fact.id)}[/]  [magenta]{esc(fact.category_raw or 'other')}[/]")
     c.print(esc(fact.text))
     c.print(f"[dim]updated {when(fact.updated)} · line {fact.line} · {fact.authority}"
             f" · {fact.status}[/dim]")

@@ -27,7 +27,7 @@ def review_loop(vault: Vault, console: Console, prompt: Any) -> dict[str, int]:
                   "[dim]a accept · c correct · r reject · s skip · q quit[/dim]")
     for n, p in enumerate(proposals, 1):
         console.print()
-        console.print(f"[dim]{n}/{len(proposals)}[/dim] [cyan]{p.id}[/cyan] "
+        console.print(f"[dim]{n}/{len(proposals)}[/dim] [cyan]{esc(p.id)}[/cyan] "
                       f"[magenta]\\[{esc(p.category_raw or 'other')}][/magenta] "
                       f"[dim]{p.kind} from {esc(p.meta.get('src', '-'))}[/dim]")
         console.print(f"  {esc(p.text)}")

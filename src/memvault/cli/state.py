@@ -46,7 +46,8 @@ class AppState:
                 warn(f"inbox edits not applied: {edits.problem}")
             if not self.quiet:
                 for action, record in edits.applied:
-                    sys.stderr.write(f"inbox: {action} {record.id} {record.text!r}\n")
+                    sys.stderr.write(printable(f"inbox: {action} {record.id} "
+                                               f"{record.text!r}") + "\n")
         return self._vault
 
 
@@ -66,10 +67,13 @@ _SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 def printable(text: str) -> str:
-    """User text safe to print: bytes that were not valid UTF-8 shown as \\xNN."""
-    if not _SURROGATE.search(text):
-        return text
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """User text safe to print: bytes that were not valid UTF-8 shown as \\xNN, and
+    terminal controls, bidi and invisible characters as escapes (\\x1b, \\u202e)."""
+    from memvault.core.quoting import visible
+
+    if _SURROGATE.search(text):
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return visible(text)
 
 
 def print_json(data: Any) -> None:

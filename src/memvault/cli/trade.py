@@ -143,7 +143,7 @@ def learn(ctx: click.Context) -> None:
         return
     proposed = [r for r in results if r.status == "proposed"]
     for r in proposed:
-        console().print(f"[green]proposed[/green] {r.proposal.id if r.proposal else ''}: "
+        console().print(f"[green]proposed[/green] {esc(r.proposal.id) if r.proposal else ''}: "
                         f"{esc(r.text)}")
     if not proposed:
         console().print("nothing new to propose")
