@@ -87,3 +87,29 @@ class Layout:
     @property
     def memory_files(self) -> tuple[str, str, str]:
         return (self.memory, self.lessons, self.inbox)
+
+    def can_see(self, path: str) -> bool:
+        """Whether this principal may be shown the vault file at `path`.
+
+        Everything under the memvault home belongs to one principal: `scopes/<name>/…`
+        to that scope, the rest to the default principal. Notes elsewhere in the vault
+        are the user's own and seen by every principal. Compared case-insensitively, as
+        a case-insensitive disk would open the same file.
+        """
+        owner = owner_of(path, self.home_root)
+        return owner is None or owner == self.scope_name
+
+
+def owner_of(path: str, home_root: str) -> str | None:
+    """The principal whose memory home holds `path`, or None for a note outside it."""
+    folded = path.casefold()
+    home = home_root.strip("/").casefold() + "/"
+    if not folded.startswith(home):
+        return None
+    rest = folded[len(home):]
+    scopes = SCOPES_FOLDER + "/"
+    if rest.startswith(scopes):
+        name, sep, _ = rest[len(scopes):].partition("/")
+        if name and sep:
+            return name  # `scopes/default/` is the default principal's, like the rest
+    return DEFAULT_SCOPE

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,8 +111,18 @@ def fts_expression(required: list[str], excluded: list[str], *, any_word: bool =
     return expr
 
 
-def _filters(path_glob: str | None, tag: str | None) -> tuple[str, list[Any]]:
+Visible = Callable[[str], bool]
+"""Whether the asking principal may see a note (by vault path); see `Layout.can_see`."""
+_VISIBLE_FN = "memvault_visible"
+
+
+def _filters(path_glob: str | None, tag: str | None, conn: sqlite3.Connection | None = None,
+             visible: Visible | None = None) -> tuple[str, list[Any]]:
     sql, args = "", []
+    if visible is not None and conn is not None:
+        # Another principal's memory home is never a result, whatever the query.
+        conn.create_function(_VISIBLE_FN, 1, lambda p: bool(visible(p)), deterministic=True)
+        sql += f" AND {_VISIBLE_FN}(f.path)"
     if path_glob:
         sql += " AND f.path GLOB ?"
         args.append(path_glob)
@@ -124,10 +135,12 @@ def _filters(path_glob: str | None, tag: str | None) -> tuple[str, list[Any]]:
 
 
 def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
-                 path_glob: str | None = None, tag: str | None = None) -> list[Hit]:
-    """Notes matching `query`, best first by the score shown (see the module doc)."""
+                 path_glob: str | None = None, tag: str | None = None,
+                 visible: Visible | None = None) -> list[Hit]:
+    """Notes matching `query`, best first by the score shown (see the module doc); with
+    `visible`, only the notes it allows."""
     required, excluded = parse_query(query)
-    filt, fargs = _filters(path_glob, tag)
+    filt, fargs = _filters(path_glob, tag, conn, visible)
     if not required:
         if excluded or not (path_glob or tag):
             return []
@@ -166,7 +179,8 @@ def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
         if found.enough(limit):
             return found.best(limit)
     if not excluded:
-        found.add(fuzzy_notes(conn, query, limit=limit, path_glob=path_glob, tag=tag))
+        found.add(fuzzy_notes(conn, query, limit=limit, path_glob=path_glob, tag=tag,
+                              visible=visible))
     if len(required) > 1:
         rows = conn.execute(sql, (fts_expression(required, excluded, any_word=True), *fargs,
                                   fetch)).fetchall()
@@ -275,19 +289,22 @@ def _clean_snippet(snippet: str) -> str:
     return " ".join(text.split())
 
 
-_NAMES: dict[tuple[int, int, int, str | None, str | None], Any] = {}
+_NAMES: dict[tuple[Any, ...], Any] = {}
 
 
-def _name_choices(conn: sqlite3.Connection, path_glob: str | None, tag: str | None
+def _name_choices(conn: sqlite3.Connection, path_glob: str | None, tag: str | None,
+                  visible: Visible | None = None
                   ) -> tuple[list[tuple[str, int, str]], list[str], dict[str, list[int]]]:
-    """Every title, alias and tag (with filters), kept until the index changes (its
-    connection's own writes or another process's commits)."""
+    """Every title, alias and tag (with filters, and only of notes `visible` allows),
+    kept until the index changes (its connection's own writes or another process's
+    commits). The principal is part of the key: one never gets another's list."""
     version = conn.execute("PRAGMA data_version").fetchone()[0]
-    key = (id(conn), conn.total_changes, version, path_glob, tag)
+    owner = getattr(visible, "__self__", visible)  # the Layout behind `can_see`
+    key = (id(conn), conn.total_changes, version, path_glob, tag, owner)
     kept = _NAMES.get(key)
     if kept is not None:
         return kept  # type: ignore[no-any-return]
-    filt, fargs = _filters(path_glob, tag)
+    filt, fargs = _filters(path_glob, tag, conn, visible)
     choices: list[tuple[str, int, str]] = []
     for fid, title in conn.execute(f"SELECT f.id, f.title FROM files f WHERE f.kind = 'note'"
                                    f"{filt}", fargs):
@@ -309,14 +326,15 @@ def _name_choices(conn: sqlite3.Connection, path_glob: str | None, tag: str | No
 
 
 def fuzzy_notes(conn: sqlite3.Connection, query: str, *, limit: int,
-                path_glob: str | None = None, tag: str | None = None) -> list[Hit]:
+                path_glob: str | None = None, tag: str | None = None,
+                visible: Visible | None = None) -> list[Hit]:
     """Notes whose title, alias or tag is close to `query` (typos forgiven)."""
     from rapidfuzz import fuzz, process, utils
 
     q = query.strip().strip('"')
     if len(q) < 3:
         return []
-    choices, names, tag_files = _name_choices(conn, path_glob, tag)
+    choices, names, tag_files = _name_choices(conn, path_glob, tag, visible)
     found = process.extract(q, names, scorer=fuzz.WRatio,
                             processor=utils.default_process, score_cutoff=FUZZY_CUTOFF,
                             limit=limit * 3)

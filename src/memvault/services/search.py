@@ -72,7 +72,7 @@ class SearchService:
 
     def refresh(self, progress: Progress | None = None) -> RefreshResult:
         result: RefreshResult = self._guarded(lambda: self.store().refresh(progress))
-        self.last_refresh = result
+        self.last_refresh = self._own(result)
         return result
 
     def refresh_paths(self, paths: set[str]) -> RefreshResult:
@@ -83,11 +83,21 @@ class SearchService:
 
     def rebuild(self, progress: Progress | None = None) -> RefreshResult:
         result: RefreshResult = self._guarded(lambda: self.store().rebuild(progress))
-        self.last_refresh = result
+        self.last_refresh = self._own(result)
+        return result
+
+    def _own(self, result: RefreshResult) -> RefreshResult:
+        """The result with only the unreadable files this principal may see."""
+        can_see = self.vault.layout.can_see
+        result.skipped = [(path, why) for path, why in result.skipped if can_see(path)]
         return result
 
     def status(self) -> dict[str, Any]:
+        """What the index holds; unreadable files are listed only if this principal may
+        see them."""
         info: dict[str, Any] = self._guarded(lambda: self.store().status())
+        can_see = self.vault.layout.can_see
+        info["skipped"] = [item for item in info.get("skipped", []) if can_see(item["path"])]
         return info
 
     def search(self, query: str, *, limit: int = 10, path_glob: str | None = None,
@@ -106,7 +116,7 @@ class SearchService:
             if refresh:
                 self.last_refresh = store.refresh(progress)
             return search_notes(store.connection(), query, limit=limit, path_glob=path_glob,
-                                tag=tag)
+                                tag=tag, visible=self.vault.layout.can_see)
 
         hits: list[Hit] = self._guarded(run)
         return hits

@@ -126,7 +126,9 @@ class TradeService:
         )
 
         events_blob = self.backend.read(EVENTS)
-        known = _trade_events(events_blob.data if events_blob else b"")
+        # Only this principal's trades: another principal's journal is never compared
+        # with (or quoted in an error), so the same hash is simply recorded again here.
+        known = _trade_events(events_blob.data if events_blob else b"", self.layout.scope_name)
         results: list[RecordResult] = []
         new: list[tuple[dict[str, Any], _dt.datetime]] = []
         for h, data in batch.items():
@@ -281,9 +283,9 @@ class TradeService:
                 "text": parse_frontmatter(blob.data).body_text()}
 
 
-def _trade_events(data: bytes) -> dict[str, dict[str, Any]]:
+def _trade_events(data: bytes, scope: str) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    for ev in scan_events(data, ("trade",)):
+    for ev in scan_events(data, ("trade",), scope=scope):
         if ev.get("type") == "trade" and ev.get("id"):
             out.setdefault(str(ev["id"]), ev)
     return out
