@@ -10,6 +10,9 @@ Reading (`parse_frontmatter(data)`, never fails):
 - Duplicate keys (also the same key in another case, as Obsidian treats them as one),
   invalid YAML, JSON frontmatter and non-UTF-8 bytes make the block read-only with a
   reason naming the line. Keys are looked up case-insensitively.
+- YAML is read with limits (`core.yaml_limits`: size, nesting depth, alias expansion),
+  so an alias bomb is refused in milliseconds instead of expanding; `load_error` says
+  why when the values could not be read at all.
 
 Writing (`set_property(fm, key, value)` -> bytes): the key's own lines are replaced (a
 scalar keeps its inline comment and its column; a list keeps its flow or block style and
@@ -70,6 +73,10 @@ class Frontmatter:
     values: dict[str, Any] = field(default_factory=dict)
     entries: list[Entry] = field(default_factory=list)
     readonly_reason: str | None = None
+    load_error: str | None = None
+    """Set when the YAML could not be read at all (invalid, or over the limits of
+    `core.yaml_limits`): `values` is then empty, and callers that need a value must
+    fail closed rather than take the default."""
 
     def entry(self, key: str) -> Entry | None:
         want = key.casefold()
@@ -126,6 +133,7 @@ def parse_frontmatter(data: bytes) -> Frontmatter:
     if not all(ln.clean for ln in inner):
         bad = next(i for i, ln in enumerate(inner) if not ln.clean) + 2
         fm.readonly_reason = f"frontmatter has bytes that are not UTF-8 (line {bad})"
+        fm.load_error = fm.readonly_reason
         return fm
     first = next((ln.text.lstrip() for ln in inner
                   if ln.text.strip() and not ln.text.lstrip().startswith("#")), "")
@@ -134,6 +142,7 @@ def parse_frontmatter(data: bytes) -> Frontmatter:
     fm.values, error = _load_yaml("\n".join(ln.text for ln in inner))
     if error:
         fm.readonly_reason = fm.readonly_reason or error
+        fm.load_error = error
         return fm
     fm.entries, layout_error = _scan_entries(lines, close)
     if fm.readonly_reason is None:
@@ -181,10 +190,14 @@ def _load_yaml(text: str) -> tuple[dict[str, Any], str | None]:
     global _LOADER
     import yaml
 
+    from memvault.core.yaml_limits import YamlLimitError, load_limited
+
     if _LOADER is None:
         _LOADER = _loader_class()
     try:
-        data = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a BaseLoader subclass
+        data = load_limited(text, _LOADER)
+    except YamlLimitError as exc:
+        return {}, f"frontmatter is over memvault's limits: {_shift_line(str(exc))}"
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" (line {mark.line + 2})" if mark is not None else ""
@@ -197,6 +210,11 @@ def _load_yaml(text: str) -> tuple[dict[str, Any], str | None]:
     if not isinstance(data, dict):
         return {}, "frontmatter is not a set of properties (line 2)"
     return data, None
+
+
+def _shift_line(message: str) -> str:
+    """`(line N)` of the YAML text as the file's line (the block starts on line 2)."""
+    return re.sub(r"\(line (\d+)\)\Z", lambda m: f"(line {int(m.group(1)) + 1})", message)
 
 
 def _scan_entries(lines: list[Any], close: int) -> tuple[list[Entry], str | None]:

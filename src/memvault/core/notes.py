@@ -3,7 +3,9 @@
 `parse_note(path, text)` is tolerant: broken YAML, odd types or an unclosed
 frontmatter block never raise; what cannot be understood is kept as plain text so it
 stays searchable. The frontmatter is read with python-frontmatter (its safe YAML
-loader); memvault's own lossless editor (`core/frontmatter.py`) is for writing.
+loader) after memvault's YAML limits (`core.yaml_limits`), so an alias bomb in a note is
+indexed as plain text instead of being expanded; memvault's own lossless editor
+(`core/frontmatter.py`) is for writing.
 
 Tags come from the frontmatter (`tags`, `tag`) and from `#inline` tags in the text,
 never from code (fenced, indented or inline), HTML comments, `%% comments %%` or math
@@ -44,8 +46,13 @@ class Note:
 def _load_yaml(raw: str) -> tuple[dict[str, Any], str | None]:
     import yaml
 
+    from memvault.core.yaml_limits import YamlLimitError, check_limits
+
     try:
+        check_limits(raw)
         data = _yaml_handler().load(raw)
+    except YamlLimitError as exc:
+        return {}, f"frontmatter is over memvault's limits: {exc}"
     except yaml.YAMLError:
         return {}, "frontmatter is not valid YAML"
     except (ValueError, TypeError, RecursionError):

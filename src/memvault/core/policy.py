@@ -26,12 +26,63 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 IGNORED_KEYS = ("tags", "aliases", "cssclasses", "publish", "title", "created", "updated",
                 "description")
 _NAME = re.compile(r"[^\s,#\[\]{}\"'][^,#\[\]{}\"'\n]{0,63}\Z")
+
+# Bounds of the numeric limits (docs/policy.md): beyond them a value is a typo or an
+# attack, never a limit, and huge numbers would make every reader slow or crash.
+MAX_USD = Decimal("1000000000000")  # a trillion US dollars
+MAX_COUNT = 1_000_000
+MAX_DECIMALS = 18
+MAX_NUMBER_CHARS = 40
+MAX_SHOWN = 60
 _HOURS = re.compile(r"([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)\Z")
 
 
 def _empty_to_none(value: Any) -> Any:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
+    return value
+
+
+def shown(value: Any) -> str:
+    """A value as messages quote it: its repr, cut to 60 characters."""
+    text = repr(value) if not isinstance(value, (list, dict)) or len(value) < 50 else \
+        f"<a {type(value).__name__} of {len(value)} items>"
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 1] + "\u2026"
+
+
+def check_number(text: str) -> Decimal:
+    """A finite decimal number from text of at most 40 characters with at most 18
+    decimal places and at most 16 digits before the point, else ValueError."""
+    text = text.strip().replace("_", "")
+    if len(text) > MAX_NUMBER_CHARS:
+        raise ValueError(f"must be a number of at most {MAX_NUMBER_CHARS} characters")
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        raise ValueError("must be a number") from None
+    if not number.is_finite():
+        raise ValueError("must be a number")
+    if number and number.adjusted() > 15:
+        raise ValueError("is far too large for a limit")
+    if number.as_tuple().exponent < -MAX_DECIMALS and number != number.quantize(
+            Decimal(1).scaleb(-MAX_DECIMALS)):  # type: ignore[operator]
+        raise ValueError(f"has more than {MAX_DECIMALS} decimal places")
+    return number
+
+
+def _number(value: Any) -> Any:
+    value = _empty_to_none(value)
+    if isinstance(value, str):
+        return check_number(value)
+    return value
+
+
+def _whole(value: Any) -> Any:
+    value = _number(value)
+    if isinstance(value, Decimal):
+        if value != value.to_integral_value():
+            raise ValueError("must be a whole number")
+        return int(value)
     return value
 
 
@@ -56,7 +107,7 @@ def _as_bool(value: Any) -> Any:
 
 def _name(value: Any) -> str:
     if not isinstance(value, str) or not _NAME.match(value.strip()):
-        raise ValueError(f"list items must be plain names, not {value!r}")
+        raise ValueError(f"list items must be plain names, not {shown(value)}")
     return value.strip()
 
 
@@ -67,9 +118,9 @@ def _hours(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
-Amount = Annotated[Annotated[Decimal, Field(ge=0, allow_inf_nan=False)] | None,
-                   BeforeValidator(_empty_to_none)]
-Count = Annotated[Annotated[int, Field(ge=0)] | None, BeforeValidator(_empty_to_none)]
+Amount = Annotated[Annotated[Decimal, Field(ge=0, le=MAX_USD, allow_inf_nan=False)] | None,
+                   BeforeValidator(_number)]
+Count = Annotated[Annotated[int, Field(ge=0, le=MAX_COUNT)] | None, BeforeValidator(_whole)]
 Names = Annotated[list[Annotated[str, BeforeValidator(_name)]] | None,
                   BeforeValidator(_as_list)]
 Flag = Annotated[bool | None, BeforeValidator(_as_bool)]
@@ -85,7 +136,7 @@ class Policy(BaseModel):
                                                       "(Profile time zone).")
     max_slippage_bps: Annotated[
         Annotated[Decimal, Field(ge=0, le=10000, allow_inf_nan=False)] | None,
-        BeforeValidator(_empty_to_none)] = Field(
+        BeforeValidator(_number)] = Field(
         None, description="Largest accepted slippage, in basis points (50 = 0.50 %).")
     allowed_networks: Names = Field(None, description="Networks trades may use; any other "
                                                       "is refused.")
@@ -127,11 +178,15 @@ class PolicyIssue:
         where = f" (line {self.line})" if self.line else ""
         if self.key is None:
             return f"{self.reason}{where}"
-        shown = "empty" if self.value in (None, "") else repr(self.value)
-        return f"{self.key} {self.reason}, got {shown}{where}"
+        got = "empty" if self.value in (None, "") else shown(self.value)
+        return f"{shown_key(self.key)} {self.reason}, got {got}{where}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "value": self.value, "reason": self.reason, "line": self.line}
+
+
+def shown_key(key: str) -> str:
+    return key if len(key) <= MAX_SHOWN else key[:MAX_SHOWN - 1] + "\u2026"
 
 
 def describe_keys() -> list[dict[str, str]]:
@@ -206,12 +261,7 @@ def parse_policy_value(key: str, text: str) -> Any:
     if text == "" or text.lower() == "none":
         return None
     if kind in ("number", "integer"):
-        try:
-            number = Decimal(text.replace("_", ""))
-        except InvalidOperation:
-            raise ValueError("must be a number") from None
-        if not number.is_finite():
-            raise ValueError("must be a number")
+        number = check_number(text)
         if kind == "integer":
             if number != number.to_integral_value():
                 raise ValueError("must be a whole number")

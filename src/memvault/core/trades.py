@@ -33,6 +33,12 @@ _SYMBOL = re.compile(r"[^\s\[\]|#^/\\:*?\"<>{},]{1,32}\Z")
 _WALLET = re.compile(r"[A-Za-z0-9:._-]{4,128}\Z")
 METRICS = ("fill_price", "value_usd", "gas", "gas_usd", "slippage_bps", "fees")
 ACCEPTED_STATUS = "validated"
+# The range a trade time must fall in, and the size of amounts (docs/notes.md#trades):
+# anything outside is a unit mix-up (milliseconds), a typo or an attack.
+EARLIEST = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+LATEST = _dt.datetime(2100, 1, 1, tzinfo=_dt.timezone.utc)
+MAX_EXPONENT = 40  # an amount is between 1e-40 and 1e40 (or zero)
+MAX_NUMBER_CHARS = 80
 
 
 def check_hash(value: Any) -> str:
@@ -74,26 +80,59 @@ def _status(value: Any) -> str:
     return ACCEPTED_STATUS
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "\u2026"
+
+
 def _decimal(value: Any) -> Any:
-    if isinstance(value, float):
-        return Decimal(repr(value))
+    given = value
     if isinstance(value, bool):
         raise ValueError("must be a number")
+    if isinstance(value, float):
+        value = Decimal(repr(value))
+    if isinstance(value, str):
+        if len(value.strip()) > MAX_NUMBER_CHARS:
+            raise ValueError(f"must be a number of at most {MAX_NUMBER_CHARS} characters")
+        try:
+            value = Decimal(value.strip())
+        except ArithmeticError:
+            raise ValueError(f"{_shown(value)} is not a number") from None
+    if isinstance(value, int):
+        value = Decimal(value)
+    if isinstance(value, Decimal) and value.is_finite() and value and not (
+            -MAX_EXPONENT <= value.adjusted() <= MAX_EXPONENT):
+        raise ValueError(f"{_shown(given)} is out of range for an amount (at most "
+                         f"1e{MAX_EXPONENT})")
     return value
 
 
 def _timestamp(value: Any) -> Any:
+    """A UTC time from ISO 8601 text with a zone, or from Unix seconds, in range."""
     if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-        return _dt.datetime.fromtimestamp(float(value), _dt.timezone.utc)
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        if not number.is_finite() or not EARLIEST.timestamp() <= number < LATEST.timestamp():
+            raise ValueError(f"{_shown(value)} is not a time between {EARLIEST:%Y-%m-%d} and "
+                             f"{LATEST:%Y-%m-%d} in Unix seconds (milliseconds are not read)")
+        return _dt.datetime.fromtimestamp(float(number), _dt.timezone.utc)
     if isinstance(value, str):
         text = value.strip()
+        if len(text) > 64:
+            raise ValueError(f"{_shown(value)} is not an ISO 8601 time")
         try:
             parsed = _dt.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError:
-            raise ValueError(f"{value!r} is not an ISO 8601 time") from None
+            raise ValueError(f"{_shown(value)} is not an ISO 8601 time") from None
         if parsed.tzinfo is None:
-            raise ValueError(f"{value!r} has no time zone (add Z or +00:00)")
-        return parsed.astimezone(_dt.timezone.utc)
+            raise ValueError(f"{_shown(value)} has no time zone (add Z or +00:00)")
+        try:
+            utc = parsed.astimezone(_dt.timezone.utc)
+        except OverflowError:  # year 1 east of UTC, year 9999 west of it
+            utc = None
+        if utc is None or not EARLIEST <= utc < LATEST:
+            raise ValueError(f"{_shown(value)} is not a time between {EARLIEST:%Y-%m-%d} and "
+                             f"{LATEST:%Y-%m-%d}")
+        return utc
     raise ValueError("must be an ISO 8601 time or Unix seconds")
 
 
@@ -179,13 +218,19 @@ def _problem(err: Any) -> str:
     return f"{field} {reason}"
 
 
+def _json_int(text: str) -> int | Decimal:
+    """A JSON integer; a very long one stays a Decimal (Python refuses to turn more than
+    4,300 digits into an int) and is then refused by the range checks."""
+    return int(text) if len(text) <= 40 else Decimal(text)
+
+
 def parse_trade_batch(text: str, source: str = "input") -> list[Any]:
     """One JSON object, a JSON array of objects, or JSON lines -> a list of objects."""
     stripped = text.strip()
     if not stripped:
         raise InvalidInput(f"{source}: no trade given (empty input)")
     try:
-        data = json.loads(stripped, parse_float=Decimal)
+        data = json.loads(stripped, parse_float=Decimal, parse_int=_json_int)
     except ValueError:
         data = None
         items = []
@@ -193,8 +238,9 @@ def parse_trade_batch(text: str, source: str = "input") -> list[Any]:
             if not line.strip():
                 continue
             try:
-                items.append(json.loads(line, parse_float=Decimal))
+                items.append(json.loads(line, parse_float=Decimal, parse_int=_json_int))
             except ValueError as exc:
-                raise InvalidInput(f"{source}: line {n} is not valid JSON ({exc.msg})") from None
+                why = getattr(exc, "msg", None) or str(exc)[:80]
+                raise InvalidInput(f"{source}: line {n} is not valid JSON ({why})") from None
         return items
     return data if isinstance(data, list) else [data]

@@ -111,7 +111,7 @@ class PolicyService:
     def set(self, key: str, text: str) -> Policy:
         """Set one limit from command-line text; refused (file unchanged) when invalid."""
         from memvault.core.frontmatter import parse_frontmatter, set_property
-        from memvault.core.policy import FIELD_KINDS, parse_policy_value, validate_policy
+        from memvault.core.policy import FIELD_KINDS, parse_policy_value, shown, validate_policy
 
         name = key.strip().casefold()
         if name not in FIELD_KINDS:
@@ -124,7 +124,7 @@ class PolicyService:
         try:
             value = parse_policy_value(name, text)
         except ValueError as exc:
-            raise InvalidInput(f"{name} {exc}, got {text!r}; nothing was changed",
+            raise InvalidInput(f"{name} {exc}, got {shown(text)}; nothing was changed",
                                path=self.path) from None
         from memvault.backends.base import MISSING, policy_writer
 
@@ -168,7 +168,11 @@ def notes_doctor_findings(vault: Vault) -> list[Any]:
         out.append(Finding("error", st.path, f"{issue}; commands that need the policy fail "
                            "closed until it is fixed (`memvault policy check`)"))
     loaded = load_properties(vault.backend, vault.layout.profile)
-    if loaded.exists and loaded.fm.readonly_reason:
+    if loaded.exists and loaded.fm.load_error:
+        out.append(Finding("error", vault.layout.profile,
+                           f"properties cannot be read: {loaded.fm.load_error}; trade "
+                           "recording and journal dates refuse until it is fixed"))
+    elif loaded.exists and loaded.fm.readonly_reason:
         out.append(Finding("warning", vault.layout.profile,
                            f"properties are read-only: {loaded.fm.readonly_reason}"))
     else:

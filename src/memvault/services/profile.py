@@ -76,8 +76,11 @@ class ProfileService:
         return load_properties(self.backend, self.path).fm.get(key)
 
     def timezone(self) -> _dt.tzinfo:
-        """The user's time zone (UTC when unset); an unknown name is an error."""
+        """The user's time zone (UTC when unset); an unknown name, or properties that
+        cannot be read (invalid YAML, over the YAML limits), is an error."""
         fm = load_properties(self.backend, self.path).fm
+        if fm.load_error:  # fail closed: never date a trade in a guessed time zone
+            raise InvalidInput(f"cannot read the time zone: {fm.load_error}", path=self.path)
         value = fm.get("timezone")
         if not isinstance(value, str) or not value.strip():
             return _dt.timezone.utc

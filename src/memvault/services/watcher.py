@@ -344,8 +344,12 @@ def _frontmatter_problem(blob: Any) -> str | None:
         return "frontmatter is never closed"
     import yaml
 
+    from memvault.core.yaml_limits import YamlLimitError, load_limited
+
     try:
-        yaml.safe_load(text[3:end])
+        load_limited(text[3:end], getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except YamlLimitError as exc:
+        return f"YAML: {exc}"
     except yaml.YAMLError as exc:
         return f"YAML: {str(exc).splitlines()[0]}"
     return None
