@@ -63,7 +63,8 @@ def extract(ctx: click.Context, source: str) -> None:
         return
     for o in result.outcomes:
         if o["status"] in ("proposed", "saved"):
-            console().print(f"[green]{o['status']}[/green] {o['id']}: {esc(o['text'])}")
+            console().print(f"[green]{o['status']}[/green] {esc(str(o['id']))}: "
+                            f"{esc(o['text'])}")
         elif not st.quiet:
             console().print(f"[dim]{o['status']}: {esc(o['text'])}[/dim]")
     if not result.outcomes and not st.quiet:
@@ -114,7 +115,8 @@ def lesson_list(ctx: click.Context) -> None:
     for col in ("id", "category", "lesson", "status", "evidence"):
         table.add_column(col)
     for item in lessons:
-        table.add_row(item.id, esc(item.category_raw or "-"), esc(item.text), item.status,
+        table.add_row(esc(item.id), esc(item.category_raw or "-"), esc(item.text),
+                      esc(item.status),
                       esc(", ".join(item.evidence) or "-"))
     console().print(table)
 

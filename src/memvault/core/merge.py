@@ -32,8 +32,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memvault.core.bullets import BulletDocument, BulletItem, normalise_text, parse_bullets
+from memvault.core.bullets import BulletDocument, BulletItem, parse_bullets
 from memvault.core.lines import Line, TextFile
+from memvault.core.records import match_key
 
 CONFLICT_OPEN = "<<<<<<< memvault conflict:"
 CONFLICT_SPLIT = "======="
@@ -196,8 +197,8 @@ class _Merger:
         self.eol = self.o.doc.file.dominant_eol
         self.out: list[Line] = []
         self.emitted: set[str] = set()
-        self.ours_texts = {normalise_text(it.text) for it in self.o.doc.items}
-        self.base_texts = {normalise_text(it.text) for it in self.b.doc.items}
+        self.ours_texts = {match_key(it.text) for it in self.o.doc.items}
+        self.base_texts = {match_key(it.text) for it in self.b.doc.items}
 
     # -- emitting ------------------------------------------------------------------------
 
@@ -239,12 +240,12 @@ class _Merger:
         if not in_o and not in_t:
             return  # deleted on both sides
         text = side.items[item_id].text
-        if normalise_text(text) in self.base_texts and self.is_forgotten(text):
+        if match_key(text) in self.base_texts and self.is_forgotten(text):
             # It was there before the two sides split, and one side forgot it.
             self.result.dropped_forgotten.append(item_id)
             return
         if not in_b:
-            if side is t and normalise_text(text) in self.ours_texts:
+            if side is t and match_key(text) in self.ours_texts:
                 return  # the same fact was added on both sides: keep ours only
             self.out.extend(side.content(item_id))
             return

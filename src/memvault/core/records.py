@@ -1,12 +1,24 @@
-"""Records: the typed view of a memory bullet, and the category vocabulary."""
+"""Records: the typed view of a memory bullet, the category vocabulary, the rules for
+new record text, and the keys by which two texts are "the same".
+
+`check_record_text` is the one rule every entry point applies to text about to become a
+fact, lesson or proposal (CLI, MCP, Python API, import, extraction). `match_key` is the
+comparison form used to find duplicates and tombstoned texts; `tombstone_keys` the
+content-free keys a forgotten or rejected text is remembered by.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import hmac
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from memvault.core.bullets import BulletItem
+from memvault.core.bullets import BulletItem, normalise_text
+from memvault.core.quoting import strip_invisible
 
 GENERAL_CATEGORIES = ("identity", "preference", "project", "instruction", "other")
 PREFERENCE_CATEGORIES = ("communication", "presentation", "workflow", "research")
@@ -128,13 +140,55 @@ def check_category(category: str, known: tuple[str, ...] = FACT_CATEGORIES) -> s
     return lowered
 
 
+MAX_TEXT_CHARS = 2000
+"""The longest fact, lesson or proposal text, in characters (a paragraph; longer text
+belongs in a note)."""
+
+# Markdown that would turn the bullet memvault writes (`- TEXT [category] <!-- … -->`)
+# into something else: a nested list, a task, a heading, a quote or callout, a code
+# block, a rule, or a link definition that hides the text.
+_STRUCTURE = (
+    (re.compile(r"\[.\](?:[ \t]|\Z)"), "a task box like '[ ] ' or '[x] '"),
+    (re.compile(r"[-*+](?:[ \t]|\Z)"), "a list marker like '- '"),
+    (re.compile(r"\d{1,9}[.)](?:[ \t]|\Z)"), "a numbered list marker like '1. '"),
+    (re.compile(r"#{1,6}(?:[ \t]|\Z)"), "a heading marker like '# '"),
+    (re.compile(r">"), "a quote or callout marker '>'"),
+    (re.compile(r"(?:`{3,}|~{3,})"), "a code fence"),
+    (re.compile(r"([-*_])(?:[ \t]*\1){2,}[ \t]*\Z"), "a horizontal rule"),
+    (re.compile(r"\[[^\]]+\]:(?:[ \t]|\Z)"), "a link or footnote definition like '[x]: '"),
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SELECTORS = re.compile(r"[\ufe00-\ufe0f]")
+
+
+def markdown_structure(text: str) -> str | None:
+    """What Markdown structure `text` starts with, or None (see `_STRUCTURE`)."""
+    for pattern, what in _STRUCTURE:
+        if pattern.match(text):
+            return what
+    return None
+
+
 def check_record_text(text: str) -> str:
-    """Validate text about to be written as a bullet; returns it with edges trimmed."""
+    """Validate text about to be written as a bullet; returns it with edges trimmed.
+
+    The one rule for every entry point: one line of at most `MAX_TEXT_CHARS`
+    characters, valid UTF-8, no control characters, no comment markers (`<!--`, `-->`,
+    `%%`) and no Markdown structure at its start (a list marker, task box, heading,
+    quote, code fence, rule or link definition), so the line memvault writes is always
+    exactly one fact.
+    """
     from memvault.errors import InvalidInput
 
+    if len(text) > 4 * MAX_TEXT_CHARS:  # decided before any scan of a huge input
+        raise InvalidInput(f"the text is {len(text):,} characters; a fact or proposal is at "
+                           f"most {MAX_TEXT_CHARS:,} (keep longer text in a note)")
     cleaned = text.strip()
     if not cleaned:
         raise InvalidInput("the text is empty")
+    if len(cleaned) > MAX_TEXT_CHARS:
+        raise InvalidInput(f"the text is {len(cleaned):,} characters; a fact or proposal is "
+                           f"at most {MAX_TEXT_CHARS:,} (keep longer text in a note)")
     if "\n" in cleaned or "\r" in cleaned:
         raise InvalidInput("a fact is one line: the text contains a line break")
     if "<!--" in cleaned or "-->" in cleaned:
@@ -143,11 +197,45 @@ def check_record_text(text: str) -> str:
         raise InvalidInput("the text may not contain '%%' (an Obsidian comment marker)")
     if "\x00" in cleaned:
         raise InvalidInput("the text contains a NUL byte")
+    control = _CONTROL.search(cleaned)
+    if control:
+        raise InvalidInput(f"the text contains a control character "
+                           f"(U+{ord(control.group()):04X})")
     try:
         cleaned.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidInput("the text is not valid UTF-8") from exc
-    if len(cleaned) >= 3 and cleaned[0] == "[" and cleaned[2] == "]" and (
-            len(cleaned) == 3 or cleaned[3] in " \t"):
-        raise InvalidInput("the text may not start with a task box like '[x] '")
+    structure = markdown_structure(cleaned)
+    if structure:
+        raise InvalidInput(f"the text may not start with {structure}: it would be written "
+                           "as Markdown structure, not as a fact (reword it)")
     return cleaned
+
+
+def match_key(text: str) -> str:
+    """The comparison form of a text: two texts with the same key are the same fact.
+
+    Unicode compatibility normalisation (NFKC: composed and decomposed accents, full-width
+    letters and ligatures compare equal), case folding, invisible characters (zero-width,
+    bidi controls, tag characters, variation selectors) removed, whitespace folded. Never
+    written anywhere; only compared, or hashed into a tombstone key.
+    """
+    if text.isascii():
+        return " ".join(text.lower().split())
+    plain = _SELECTORS.sub("", strip_invisible(text))
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", plain).casefold())
+    return " ".join(folded.split())
+
+
+def tombstone_keys(salt: str, text: str) -> tuple[str, str]:
+    """(key, key as memvault 0.1.0 wrote it) for `text` under the vault's salt.
+
+    A tombstone is written with the first; both are looked up, so a text forgotten
+    before the upgrade stays forgotten. HMAC-SHA256, cut to 32 hex characters.
+    """
+    return _hmac_key(salt, match_key(text)), _hmac_key(salt, normalise_text(text))
+
+
+def _hmac_key(salt: str, message: str) -> str:
+    raw = message.encode("utf-8", "surrogateescape")
+    return hmac.new(salt.encode(), raw, hashlib.sha256).hexdigest()[:32]

@@ -102,7 +102,7 @@ class ContextService:
         keys = self.vault.tombstones.active_keys()
         if not keys:
             return set()
-        key_for = self.vault.tombstones.key_for
+        keys_for = self.vault.tombstones.keys_for
         out = set()
         with _CACHE_LOCK:
             if len(_TOMBSTONE_KEYS) > _TOMBSTONE_KEYS_MAX:
@@ -110,8 +110,8 @@ class ContextService:
             for r in records:
                 k = _TOMBSTONE_KEYS.get((salt, r.text))
                 if k is None:
-                    k = _TOMBSTONE_KEYS[(salt, r.text)] = key_for(r.text)
-                if k in keys:
+                    k = _TOMBSTONE_KEYS[(salt, r.text)] = keys_for(r.text)
+                if k[0] in keys or k[1] in keys:
                     out.add(r.id)
         return out
 

@@ -10,7 +10,9 @@ What happens to the durable statements found depends on the vault's controls:
 
 The extractor is the built-in rules (default) or an LLM (`[extractor] kind = "llm"`).
 An LLM failure is never fatal: the result carries a key-free `error` and nothing is
-written, unless `fallback = "builtin"`. This service never writes Policy.md.
+written, unless `fallback = "builtin"`. A turn whose user words exceed
+`MAX_TURN_CHARS` is refused before any extractor runs, and every candidate passes the
+same text rule as `remember` (`check_record_text`). This service never writes Policy.md.
 """
 
 from __future__ import annotations
@@ -20,12 +22,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memvault.core.extractor import Candidate, extract_statements, user_words
+from memvault.core.records import MAX_TEXT_CHARS
 from memvault.errors import InvalidInput
 from memvault.services.proposals import MAX_PER_TURN
 from memvault.state_paths import CONFIG
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
+
+MAX_TURN_CHARS = 100_000
+"""The most user text one turn may hold for extraction (a long chat message is a few
+thousand characters); a larger turn is refused in one line, nothing extracted."""
 
 
 @dataclass(slots=True)
@@ -85,6 +92,10 @@ class ExtractionService:
         words = user_words(turn)
         if not words.strip():
             return [], None, False
+        if len(words) > MAX_TURN_CHARS:
+            raise InvalidInput(f"the user's words in this turn are {len(words):,} characters; "
+                               f"extraction reads at most {MAX_TURN_CHARS:,} (one fact is at "
+                               f"most {MAX_TEXT_CHARS:,}); nothing was extracted")
         if self.extractor_kind() == "builtin":
             return extract_statements(words), None, False
         from memvault.services.llm_extractor import (ExtractorFailed, llm_extract,
@@ -105,9 +116,11 @@ class ExtractionService:
             return ExtractResult("learning-off", kind)
         if cfg.capture == "manual":
             return ExtractResult("manual", kind)
-        candidates, error, fell_back = self.find(turn)
+        found, error, fell_back = self.find(turn)
+        candidates, refused = _valid(found)
         result = ExtractResult(cfg.capture, kind, candidates, error=error,
                                used_fallback=fell_back)
+        result.outcomes.extend(refused)
         if cfg.capture == "ask":
             pairs = [(c.text, c.category) for c in candidates]
             for res in self.vault.proposals.propose_many(pairs, source="chat"):
@@ -115,7 +128,7 @@ class ExtractionService:
                                         "id": res.proposal.id if res.proposal else
                                         res.existing_id})
         else:
-            result.outcomes = self._save_silently(candidates)
+            result.outcomes.extend(self._save_silently(candidates))
         return result
 
     def _save_silently(self, candidates: list[Candidate]) -> list[dict[str, Any]]:
@@ -135,3 +148,21 @@ class ExtractionService:
             outcomes.append({"status": "saved" if res.created else "duplicate",
                              "text": c.text, "id": res.fact.id})
         return outcomes
+
+
+def _valid(candidates: list[Candidate]) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    """Candidates that pass the text rule, and an outcome for each one that does not
+    (too long, Markdown structure, …): it is neither proposed nor saved."""
+    from memvault.core.records import check_record_text
+
+    ok: list[Candidate] = []
+    refused: list[dict[str, Any]] = []
+    for c in candidates:
+        try:
+            check_record_text(c.text)
+        except InvalidInput as exc:
+            refused.append({"status": "refused", "text": c.text[:200], "id": None,
+                            "reason": str(exc)})
+            continue
+        ok.append(c)
+    return ok, refused

@@ -5,13 +5,13 @@ unions of lines. Event ids dedupe retries: appending an event whose id is alread
 does nothing. A torn last line (a crash mid-append) is skipped when reading.
 
 Tombstones are content-free: a keyed hash (HMAC-SHA256 with the vault's
-`tombstone_salt`) of the normalised text, the record id and the time; never the text.
+`tombstone_salt`) of the text's match key (`core.records.match_key`: NFKC, case folded,
+invisible characters removed), the record id and the time; never the text. Keys written
+by memvault 0.1.0 (a plainer normalisation) are still honoured when reading.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import secrets
 import time
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.backends.base import Backend
-from memvault.core.bullets import normalise_text
+from memvault.core.records import match_key, tombstone_keys
 from memvault.state_paths import EVENTS, TOMBSTONES
 
 
@@ -162,14 +162,14 @@ class EventLog:
                 mine = isinstance(obj, dict) and obj.get("scope", "default") == self.scope
                 rows.append((raw, obj if mine else None))
             records = {record}
-            keys = {normalise_text(text)} if text else set()
+            keys = {match_key(text)} if text else set()
             changed = True
             while changed:  # the closure of records and texts linked to this one
                 changed = False
                 for _raw, obj in rows:
                     if obj is None:
                         continue
-                    texts = {normalise_text(obj[f]) for f in _TEXT_FIELDS
+                    texts = {match_key(obj[f]) for f in _TEXT_FIELDS
                              if isinstance(obj.get(f), str)}
                     rec = obj.get("record")
                     if rec in records or texts & keys:
@@ -183,7 +183,7 @@ class EventLog:
             removed = 0
             for raw, obj in rows:
                 if obj is not None and (obj.get("record") in records or any(
-                        isinstance(obj.get(f), str) and normalise_text(obj[f]) in keys
+                        isinstance(obj.get(f), str) and match_key(obj[f]) in keys
                         for f in _TEXT_FIELDS)):
                     removed += 1
                     continue
@@ -214,8 +214,12 @@ class Tombstones:
         self.salt = salt
 
     def key_for(self, text: str) -> str:
-        msg = normalise_text(text).encode("utf-8", "surrogateescape")
-        return hmac.new(self.salt.encode(), msg, hashlib.sha256).hexdigest()[:32]
+        """The key a new tombstone for `text` is written with (normalisation-proof)."""
+        return tombstone_keys(self.salt, text)[0]
+
+    def keys_for(self, text: str) -> tuple[str, str]:
+        """Every key `text` may be tombstoned under: today's and 0.1.0's."""
+        return tombstone_keys(self.salt, text)
 
     def _entries(self) -> list[dict[str, Any]]:
         blob = self.backend.read(TOMBSTONES)
@@ -231,7 +235,11 @@ class Tombstones:
         return {k for k, e in latest.items() if e.get("kind") != "lifted"}
 
     def is_tombstoned(self, text: str) -> bool:
-        return self.key_for(text) in self.active_keys()
+        return self.matches(text, self.active_keys())
+
+    def matches(self, text: str, active: set[str]) -> bool:
+        """Whether `text` is tombstoned under any of its keys, given `active_keys()`."""
+        return any(key in active for key in self.keys_for(text))
 
     def add(self, text: str, record: str, kind: str = "forgotten") -> Tombstone:
         ts = int(time.time())
@@ -248,11 +256,14 @@ class Tombstones:
         return Tombstone(key, record, ts, kind)
 
     def lift(self, text: str, record: str) -> bool:
-        """Cancel a tombstone for `text` (an explicit `remember` by the user)."""
-        key = self.key_for(text)
-        if key not in self.active_keys():
+        """Cancel the tombstones for `text` (an explicit `remember` by the user), under
+        whichever of its keys they were written."""
+        active = self.active_keys()
+        keys = [key for key in dict.fromkeys(self.keys_for(text)) if key in active]
+        if not keys:
             return False
-        stone = {"key": key, "record": record, "ts": int(time.time()), "kind": "lifted",
-                 "scope": self.scope}
-        self.backend.append(TOMBSTONES, _dump(stone), message="memvault: lift tombstone")
+        now = int(time.time())
+        lines = b"".join(_dump({"key": key, "record": record, "ts": now, "kind": "lifted",
+                                "scope": self.scope}) for key in keys)
+        self.backend.append(TOMBSTONES, lines, message="memvault: lift tombstone")
         return True

@@ -11,6 +11,7 @@ This service never writes Memory.md or Policy.md directly.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from memvault.core.records import (GENERAL_LESSON_CATEGORIES, LESSON_CATEGORIES, Fact,
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
     from memvault.services.vault import Vault
 
 NO_EVIDENCE_NEEDED = ("risk-posture",)
+# Journal event ids (`ev-1796040736-bcc6354c`) and trade hashes (`0x3f…`); nothing that
+# could end the metadata comment or hide in it.
+_EVIDENCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}\Z")
 
 
 class LessonService:
@@ -78,8 +82,9 @@ class LessonService:
         ids = [e.strip() for raw in (evidence or []) for e in raw.split(",") if e.strip()]
         ids = list(dict.fromkeys(ids))
         for eid in ids:
-            if any(c in eid for c in " \t<>") or "-->" in eid:
-                raise InvalidInput(f"evidence id {eid!r} is not a valid id")
+            if not _EVIDENCE_ID.match(eid):
+                raise InvalidInput(f"evidence id {eid[:40]!r} is not a valid id (letters, "
+                                   "digits, _ . : -, at most 128)")
         if cat not in NO_EVIDENCE_NEEDED and not ids:
             raise InvalidInput(f"a {cat} lesson needs --evidence: the ids of journal events "
                                "or trades it rests on (only risk-posture needs none)")

@@ -13,10 +13,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memvault.core.bullets import (BulletDocument, BulletItem, normalise_text, render_new_item,
+from memvault.core.bullets import (BulletDocument, BulletItem, render_new_item,
                                    render_updated_item)
 from memvault.core.records import (FACT_CATEGORIES, Fact, check_category, check_record_text,
-                                   fact_from_item)
+                                   fact_from_item, match_key)
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
                                             load_bullet_file, new_record_id)
@@ -128,13 +128,13 @@ class MemoryService:
         """Save an explicit fact. An exact (normalised) duplicate is a no-op."""
         text = check_record_text(text)
         cat = check_category(category) if category else "other"
-        key = normalise_text(text)
+        key = match_key(text)
         near: list[tuple[Fact, float]] = []
 
         def apply(doc: BulletDocument) -> RememberResult:
             near.clear()
             for it in doc.items:
-                if normalise_text(it.text) == key:
+                if match_key(it.text) == key:
                     raise NoChange(RememberResult(fact_from_item(it), created=False))
             near.extend(_near_duplicates(text, doc))
             fact_id = new_record_id({it.id for it in doc.items})
@@ -153,6 +153,8 @@ class MemoryService:
             self.vault.events.append("fact.remembered", record=result.fact.id, text=text,
                                      category=cat, source=source)
             result.lifted_tombstone = self.vault.tombstones.lift(text, result.fact.id)
+        # a proposal of the same text is settled: the text is stored once, in Memory.md
+        self.vault.proposals.withdraw_same_text(text, reason="remembered")
         return result
 
     def edit(self, fact_id: str, text: str | None = None,
@@ -306,5 +308,5 @@ def _near_duplicates(text: str, doc: BulletDocument) -> list[tuple[Fact, float]]
     choices = {i: it.text for i, it in enumerate(doc.items)}
     hits = process.extract(text, choices, scorer=fuzz.token_sort_ratio,
                            score_cutoff=NEAR_DUPLICATE_THRESHOLD, limit=3,
-                           processor=lambda s: normalise_text(s))
+                           processor=match_key)
     return [(fact_from_item(doc.items[idx]), float(score)) for _, score, idx in hits]

@@ -17,8 +17,6 @@ It never writes anything but %A, and never touches the network.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
 import subprocess
@@ -29,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from memvault.backends.fs_git import find_git_dir, operation_in_progress
-from memvault.core.bullets import normalise_text
+from memvault.core.records import tombstone_keys
 from memvault.core.merge import MergeResult, merge_bullet_files, merge_json_lines
 from memvault.layout import SCOPES_FOLDER
 from memvault.state_paths import CONFIG, TOMBSTONES
@@ -140,8 +138,7 @@ def forgotten_checker(root: Path, vault_path: str, extra: bytes = b"") -> Callab
         return lambda _text: False
 
     def is_forgotten(text: str) -> bool:
-        msg = normalise_text(text).encode("utf-8", "surrogateescape")
-        return hmac.new(salt.encode(), msg, hashlib.sha256).hexdigest()[:32] in keys
+        return any(key in keys for key in tombstone_keys(salt, text))
 
     return is_forgotten
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memvault.backends.base import Blob
-from memvault.core.bullets import BulletDocument, normalise_text, parse_bullets, render_new_item
+from memvault.core.bullets import BulletDocument, parse_bullets, render_new_item
 from memvault.core.records import (FACT_CATEGORIES, LESSON_CATEGORIES, Fact, check_category,
-                                   check_record_text, fact_from_item)
+                                   check_record_text, fact_from_item, match_key)
 from memvault.errors import InvalidInput
 from memvault.state_paths import EVENTS
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
@@ -112,11 +112,11 @@ class ProposalService:
         existing = self._accepted_with_text(text)
         if existing:
             return ProposeResult("duplicate", text, existing_id=existing)
-        key = normalise_text(text)
+        key = match_key(text)
 
         def apply(doc: BulletDocument) -> ProposeResult:
             for it in doc.items:
-                if normalise_text(it.text) == key:
+                if match_key(it.text) == key:
                     raise NoChange(ProposeResult("duplicate", text, existing_id=it.id))
             pid = new_record_id({it.id for it in doc.items})
             meta = {"id": pid, "kind": kind, "src": source, "proposed": str(_now())}
@@ -154,10 +154,10 @@ class ProposalService:
         return results
 
     def _accepted_with_text(self, text: str) -> str | None:
-        key = normalise_text(text)
+        key = match_key(text)
         for path in (self.vault.layout.memory, self.vault.layout.lessons):
             for it in load_bullet_file(self.backend, path).doc.items:
-                if normalise_text(it.text) == key:
+                if match_key(it.text) == key:
                     return it.id
         return None
 
@@ -169,7 +169,10 @@ class ProposalService:
         `category`, the user's correction is used and the record becomes explicit."""
         proposal = self.get(proposal_id)
         corrected = text is not None or category is not None
-        new_text = check_record_text(text) if text is not None else proposal.text
+        # the proposal's own text is checked too: a hand-written inbox line may hold
+        # anything, and accepting writes it into Memory.md or Lessons.md
+        new_text = check_record_text(text if text is not None else proposal.text)
+        text_key = match_key(new_text)
         known = LESSON_CATEGORIES if proposal.kind == "lesson" else FACT_CATEGORIES
         new_cat = check_category(category, known) if category else (
             proposal.category_raw or "other")
@@ -186,6 +189,9 @@ class ProposalService:
         def add(doc: BulletDocument) -> Fact:
             if doc.find(proposal.id):  # already accepted (a retry after a crash)
                 raise NoChange(fact_from_item(doc.find(proposal.id)[0], known))
+            for it in doc.items:  # the same text is already there: stored once
+                if match_key(it.text) == text_key:
+                    raise NoChange(fact_from_item(it, known))
             doc.insert_item(render_new_item(new_text, new_cat, meta))
             return fact_from_item(doc.find(proposal.id)[0], known)
 
@@ -195,8 +201,10 @@ class ProposalService:
         fact = edit_bullet_file(self.backend, target, add, message="memvault: accept proposal",
                                 initial=header.encode())
         self._remove(proposal.id)
+        same = {} if fact.id == proposal.id else {"duplicate_of": fact.id}
         self.vault.events.append("proposal.accepted", record=proposal.id, text=new_text,
-                                 category=new_cat, kind=proposal.kind, corrected=corrected)
+                                 category=new_cat, kind=proposal.kind, corrected=corrected,
+                                 **same)
         if corrected:
             self.vault.tombstones.lift(new_text, proposal.id)
         return fact
@@ -211,6 +219,30 @@ class ProposalService:
         self.vault.tombstones.add(proposal.text, proposal.id, kind="rejected")
         self.vault.events.append("proposal.rejected", record=proposal.id)
         return proposal
+
+    def withdraw_same_text(self, text: str, reason: str) -> list[str]:
+        """Remove pending proposals whose text is `text` (by match key): it was just
+        remembered, so the proposal is settled. Returns their ids; a journal event
+        (`proposal.withdrawn`) records each."""
+        key = match_key(text)
+        loaded = load_bullet_file(self.backend, self.path)
+        if not loaded.exists or not any(match_key(it.text) == key for it in loaded.doc.items):
+            return []
+
+        def drop(doc: BulletDocument) -> list[str]:
+            hits = [it for it in doc.items if it.editable and not it.provisional and
+                    match_key(it.text) == key]
+            if not hits:
+                raise NoChange([])
+            for it in sorted(hits, key=lambda it: it.start, reverse=True):
+                doc.delete_item(it)
+            return [it.id for it in hits]
+
+        ids: list[str] = edit_bullet_file(self.backend, self.path, drop,
+                                          message="memvault: settle proposal")
+        self.vault.events.append_many({"type": "proposal.withdrawn", "record": pid,
+                                       "reason": reason} for pid in ids)
+        return ids
 
     def _remove(self, proposal_id: str) -> None:
         def drop(doc: BulletDocument) -> None:

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 from memvault.backends.base import Backend
 from memvault.config import Config, locate_vault, parse_config
-from memvault.core.bullets import normalise_text
-from memvault.core.records import Fact
+from memvault.core.records import Fact, match_key
 from memvault.errors import InvalidInput
 from memvault.layout import Layout
 from memvault.services.journal import EventLog, Tombstones
@@ -307,16 +306,16 @@ class Vault:
         """Remove items with this exact (normalised) text from Lessons.md and Inbox.md."""
         from memvault.services.bullet_files import NoChange, edit_bullet_file, load_bullet_file
 
-        key = normalise_text(text)
+        key = match_key(text)
         removed = 0
         for path in (self.layout.lessons, self.layout.inbox):
             loaded = load_bullet_file(self.backend, path)
-            if not loaded.exists or not any(normalise_text(i.text) == key and i.editable
+            if not loaded.exists or not any(match_key(i.text) == key and i.editable
                                             for i in loaded.doc.items):
                 continue
 
             def apply(doc, key=key):  # type: ignore[no-untyped-def]
-                hits = [i for i in doc.items if normalise_text(i.text) == key and i.editable]
+                hits = [i for i in doc.items if match_key(i.text) == key and i.editable]
                 if not hits:
                     raise NoChange(0)
                 for it in sorted(hits, key=lambda i: i.start, reverse=True):
