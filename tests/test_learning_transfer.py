@@ -41,7 +41,7 @@ def test_export_wipe_import_round_trips_everything_exactly(cli, vault_dir, tmp_p
     shutil.rmtree(vault_dir)
     init_vault(vault_dir)
     fresh = Cli(vault_dir)
-    out = json.loads(fresh("import", str(exported), "--json").stdout)
+    out = json.loads(fresh("import", str(exported), "--with-controls", "--json").stdout)
     assert out["applied"] is True
     again = json.loads(fresh("export").stdout)
     assert _without_time(again) == _without_time(original)

@@ -48,10 +48,13 @@ def export(ctx: click.Context, output: str | None) -> None:
 @click.command("import")
 @click.argument("source", metavar="FILE")
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
+@click.option("--with-controls", is_flag=True,
+              help="Also restore the export's controls (learning, retrieval, capture); "
+                   "without it they are only reported.")
 @click.pass_context
-def import_(ctx: click.Context, source: str, dry_run: bool) -> None:
+def import_(ctx: click.Context, source: str, dry_run: bool, with_controls: bool) -> None:
     """Import memories from FILE (a memvault export, v1 or v2, or a Markdown bullet list;
-    - for stdin); inferred or foreign items arrive as proposals for review.
+    - for stdin); inferred or foreign items arrive as proposals for review, never ticked.
 
     Example: memvault import saved-memories.md --dry-run
     """
@@ -68,7 +71,7 @@ def import_(ctx: click.Context, source: str, dry_run: bool) -> None:
         data, where = path.read_bytes(), source
     st = state(ctx)
     service = st.vault().transfer
-    plan = service.plan(data, where)
+    plan = service.plan(data, where, with_controls=with_controls)
     as_json = wants_json(ctx)
     if not dry_run and plan.changes:
         if len(plan.actions) >= PROGRESS_MIN and sys.stderr.isatty() and not as_json:
@@ -98,6 +101,9 @@ def import_(ctx: click.Context, source: str, dry_run: bool) -> None:
             console().print(f"{'would set' if dry_run else 'set'} {key} = {value}")
         if plan.tombstone_keys:
             console().print(f"{verb} {len(plan.tombstone_keys)} tombstone key(s)")
+    for key, value in plan.controls_not_applied.items():
+        console().print(f"[dim]not applied: {key} = {esc(str(value))} (pass --with-controls "
+                        "to restore the export's controls)[/dim]")
     if plan.skipped and not st.quiet:
         console().print(f"[dim]skipped {len(plan.skipped)}[/dim]")
     if dry_run and plan.actions:

@@ -24,31 +24,41 @@ one bullet grammar). What becomes what:
 - v2 proposals stay proposals (same id, metadata and box);
 - v1 items and Markdown bullets carry no authority: they arrive as proposals
   (`src:import auth:inferred`), never as accepted memory;
-- v2 controls are restored; tombstone keys are merged when the export comes from a vault
-  with the same tombstone salt, and in every case an item whose text is tombstoned (in
-  this vault, or by the export's own keys) is skipped, so import never resurrects it;
-- nothing is overwritten: a text already present, or an id already used by another
-  text, is skipped. Re-importing the same file therefore changes nothing.
+- v2 controls (`learning`, `retrieval`, `capture`) are restored only when the caller
+  asks (`with_controls`, the CLI's `--with-controls`); otherwise they are reported as not
+  applied. Tombstone keys are merged when the export comes from a vault with the same
+  tombstone salt, and in every case an item whose text is tombstoned (in this vault, or
+  by the export's own keys) is skipped, so import never resurrects it;
+- nothing is overwritten: a text already present (compared by `match_key`), or an id
+  already used by another text, is skipped. Re-importing the same file therefore changes
+  nothing, and so do concurrent imports of one file: `apply` holds the vault lock and
+  checks every action again against the files as they are then.
 
-Everything is validated before anything is written. Import never writes Policy.md.
+Validated like `remember`, before anything is written: every text passes
+`check_record_text`; ids are letters, digits, `_ . -` (at most 64); categories follow the
+bullet grammar; metadata keys and values are single tokens without comment markers
+(`%%`, `<!--`, `-->`), control characters or NUL; and each line memvault would write is
+parsed back with the bullet grammar and must give exactly the same record. Proposals
+always arrive with an empty task box (never ticked, so never auto-accepted). Import
+never writes Policy.md.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memvault.core.bullets import (BulletDocument, normalise_text, parse_bullets,
-                                   render_new_item)
+from memvault.core.bullets import BulletDocument, parse_bullets, render_new_item
 from memvault.core.records import (FACT_CATEGORIES, LESSON_CATEGORIES, PREFERENCE_CATEGORIES,
-                                   Fact, check_record_text, fact_from_item)
+                                   Fact, check_record_text, fact_from_item, match_key,
+                                   tombstone_keys)
 from memvault.errors import InvalidInput
-from memvault.services.bullet_files import edit_bullet_file, load_bullet_file, new_record_id
+from memvault.services.bullet_files import (NoChange, edit_bullet_file, load_bullet_file,
+                                            new_record_id)
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -56,6 +66,14 @@ if TYPE_CHECKING:
 EXPORT_VERSION = 2
 PREFERENCE_SET = ("preference",) + PREFERENCE_CATEGORIES
 BATCH = 200
+MAX_IMPORT_BYTES = 64 * 1024 * 1024
+MAX_META_KEYS = 32
+MAX_META_VALUE = 256
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+_CATEGORY = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}\Z")
+_META_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}\Z")
+_META_VALUE_BAD = re.compile(r"[\s\x00-\x1f\x7f-\x9f]|%%|<!--|-->")
+_TOMBSTONE_KEY = re.compile(r"[0-9a-f]{32}\Z")
 
 
 def _record(f: Fact, *, proposal: bool = False) -> dict[str, Any]:
@@ -89,8 +107,11 @@ class ImportPlan:
     actions: list[Action] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     controls: dict[str, Any] = field(default_factory=dict)
+    controls_not_applied: dict[str, Any] = field(default_factory=dict)
     tombstone_keys: list[str] = field(default_factory=list)
     applied: bool = False
+    foreign_salt: str = ""
+    foreign_keys: set[str] = field(default_factory=set)
 
     @property
     def changes(self) -> int:
@@ -103,7 +124,9 @@ class ImportPlan:
         return {"format": self.source_format, "applied": self.applied,
                 "changes": self.changes, "added": counts,
                 "actions": [a.to_dict() for a in self.actions], "skipped": self.skipped,
-                "controls": self.controls, "tombstones_added": len(self.tombstone_keys)}
+                "controls": self.controls,
+                "controls_not_applied": self.controls_not_applied,
+                "tombstones_added": len(self.tombstone_keys)}
 
 
 class TransferService:
@@ -137,8 +160,13 @@ class TransferService:
 
     # -- import ------------------------------------------------------------------------
 
-    def plan(self, data: bytes, source: str = "import file") -> ImportPlan:
-        """Parse and validate an import file; say what it would change (no writes)."""
+    def plan(self, data: bytes, source: str = "import file", *,
+             with_controls: bool = False) -> ImportPlan:
+        """Parse and validate an import file; say what it would change (no writes).
+        Its controls are planned only `with_controls`."""
+        if len(data) > MAX_IMPORT_BYTES:
+            raise InvalidInput(f"the file is {len(data):,} bytes; an import is at most "
+                               f"{MAX_IMPORT_BYTES:,}", path=source)
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
@@ -151,10 +179,10 @@ class TransferService:
                 obj = json.loads(stripped)
             except ValueError as exc:
                 raise InvalidInput(f"invalid JSON: {exc}", path=source) from None
-            return self._plan_json(obj, source)
+            return self._plan_json(obj, source, with_controls)
         return self._plan_markdown(text.encode("utf-8"), source)
 
-    def _plan_json(self, obj: Any, source: str) -> ImportPlan:
+    def _plan_json(self, obj: Any, source: str, with_controls: bool) -> ImportPlan:
         if isinstance(obj, list):
             return self._plan_v1(obj, source)
         if not isinstance(obj, dict):
@@ -168,7 +196,7 @@ class TransferService:
         if version != 2:
             raise InvalidInput(f"unsupported export version {version!r} (1 and 2 are read)",
                                path=source)
-        return self._plan_v2(obj, source)
+        return self._plan_v2(obj, source, with_controls)
 
     def _plan_v1(self, items: list[Any], source: str) -> ImportPlan:
         plan = ImportPlan("v1")
@@ -180,7 +208,8 @@ class TransferService:
             if not isinstance(content, str):
                 raise InvalidInput(f'item {n} has no "content" text', path=source)
             cat = item.get("category")
-            ctx.add_proposal(plan, _checked(content, n, source), _fact_category(cat), "v1")
+            ctx.add_proposal(plan, _checked(content, n, source), _fact_category(cat), "v1",
+                             where=f"item {n}", source=source)
         return plan
 
     def _plan_markdown(self, data: bytes, source: str) -> ImportPlan:
@@ -195,14 +224,22 @@ class TransferService:
             except InvalidInput as exc:
                 plan.skipped.append({"text": it.text, "reason": f"line {it.line_no}: {exc}"})
                 continue
-            ctx.add_proposal(plan, text, _fact_category(it.category_raw), "markdown")
+            ctx.add_proposal(plan, text, _fact_category(it.category_raw), "markdown",
+                             where=f"line {it.line_no}", source=source)
         return plan
 
-    def _plan_v2(self, obj: dict[str, Any], source: str) -> ImportPlan:
+    def _plan_v2(self, obj: dict[str, Any], source: str, with_controls: bool) -> ImportPlan:
         plan = ImportPlan("v2")
         stones = obj.get("tombstones") or {}
-        ctx = _Context(self.vault, foreign_salt=str(stones.get("salt") or ""),
-                       foreign_keys=set(stones.get("keys") or []))
+        if not isinstance(stones, dict):
+            raise InvalidInput('"tombstones" must be an object', path=source)
+        keys = stones.get("keys") or []
+        if not isinstance(keys, list) or not all(isinstance(k, str) and _TOMBSTONE_KEY.match(k)
+                                                 for k in keys):
+            raise InvalidInput('"tombstones" keys must be 32 hex characters each', path=source)
+        plan.foreign_salt = str(stones.get("salt") or "")
+        plan.foreign_keys = set(keys)
+        ctx = _Context(self.vault, plan.foreign_salt, plan.foreign_keys)
         for section in ("facts", "preferences", "lessons", "proposals"):
             records = obj.get(section, [])
             if not isinstance(records, list):
@@ -213,23 +250,23 @@ class TransferService:
                     raise InvalidInput(f"{where} has no text", path=source)
                 text = _checked(rec["text"], where, source)
                 meta = _checked_meta(rec.get("meta"), rec.get("id"), where, source)
-                cat = rec.get("category")
-                if cat is not None and not isinstance(cat, str):
-                    raise InvalidInput(f"{where}: category must be text", path=source)
+                cat = _checked_category(rec.get("category"), text, where, source)
                 if section == "proposals":
-                    task = rec.get("task") if isinstance(rec.get("task"), str) and \
-                        len(rec["task"]) == 1 else " "
-                    ctx.add(plan, Action("inbox", text, cat, meta, task, "v2 proposal"))
+                    # never ticked: a ticked box would be accepted by the next command
+                    ctx.add(plan, _checked_action(
+                        Action("inbox", text, cat, meta, " ", "v2 proposal"), where, source))
                     continue
                 target = "lessons" if section == "lessons" else "memory"
                 confirmed = meta.get("auth") != "inferred" or meta.get("review") != "skipped"
                 if confirmed:
-                    ctx.add(plan, Action(target, text, cat, meta, None, f"v2 {section}"))
+                    ctx.add(plan, _checked_action(
+                        Action(target, text, cat, meta, None, f"v2 {section}"), where, source))
                 else:
                     kind = "lesson" if section == "lessons" else "fact"
                     ctx.add_proposal(plan, text, cat, f"v2 unreviewed {section}", kind=kind,
                                      extra={k: v for k, v in meta.items()
-                                            if k in ("src", "evidence")})
+                                            if k in ("src", "evidence")},
+                                     where=where, source=source)
         controls = obj.get("controls") or {}
         if not isinstance(controls, dict):
             raise InvalidInput('"controls" must be an object', path=source)
@@ -244,16 +281,28 @@ class TransferService:
             except InvalidInput as exc:
                 raise InvalidInput(f"controls: {exc}", path=source) from None
             if current[key] != parsed:
-                plan.controls[key] = parsed
-        if ctx.foreign_salt and ctx.foreign_salt == self.vault.tombstones.salt:
+                (plan.controls if with_controls else plan.controls_not_applied)[key] = parsed
+        if plan.foreign_salt and plan.foreign_salt == self.vault.tombstones.salt:
             active = self.vault.tombstones.active_keys()
-            plan.tombstone_keys = sorted(k for k in ctx.foreign_keys
-                                         if isinstance(k, str) and k not in active)
+            plan.tombstone_keys = sorted(k for k in plan.foreign_keys if k not in active)
         return plan
 
     def apply(self, plan: ImportPlan,
               progress: Callable[[int, int], None] | None = None) -> ImportPlan:
-        """Write the plan: one edit per file per batch, then journal events."""
+        """Write the plan: one edit per file per batch, then journal events.
+
+        Under the vault lock, every action is checked again against the files as they are
+        now, so a concurrent import of the same file (or a `remember` in between) never
+        stores a text twice; what became a duplicate is moved to `skipped`."""
+        with self.vault.backend.lock():
+            fresh = _Context(self.vault, plan.foreign_salt, plan.foreign_keys)
+            planned, plan.actions = plan.actions, []
+            for action in planned:
+                fresh.add(plan, action)
+            return self._write(plan, progress)
+
+    def _write(self, plan: ImportPlan,
+               progress: Callable[[int, int], None] | None) -> ImportPlan:
         lay = self.vault.layout
         paths = {"memory": lay.memory, "lessons": lay.lessons, "inbox": lay.inbox}
         from memvault.services.memory import MEMORY_HEADER
@@ -268,18 +317,28 @@ class TransferService:
             for start in range(0, len(todo), BATCH):
                 chunk = todo[start:start + BATCH]
 
-                def add(doc: BulletDocument, chunk: list[Action] = chunk) -> None:
+                def add(doc: BulletDocument, chunk: list[Action] = chunk) -> list[Action]:
                     taken = {it.id for it in doc.items}
+                    present = {match_key(it.text) for it in doc.items}
+                    written = []
                     for a in chunk:
+                        if match_key(a.text) in present:  # typed in by hand meanwhile
+                            continue
+                        present.add(match_key(a.text))
                         if a.meta["id"] in taken:
                             a.meta["id"] = new_record_id(taken)
                         taken.add(a.meta["id"])
                         doc.insert_item(render_new_item(a.text, a.category, a.meta,
                                                         task=a.task))
+                        written.append(a)
+                    if not written:
+                        raise NoChange([])
+                    return written
 
-                edit_bullet_file(self.vault.backend, paths[target], add,
-                                 message="memvault: import", initial=headers[target].encode())
-                for a in chunk:
+                written = edit_bullet_file(self.vault.backend, paths[target], add,
+                                           message="memvault: import",
+                                           initial=headers[target].encode())
+                for a in written:
                     if target == "inbox":
                         events.append({"type": "proposal.proposed", "record": a.meta["id"],
                                        "text": a.text, "category": a.category,
@@ -323,20 +382,18 @@ class _Context:
         for target, path in (("memory", lay.memory), ("lessons", lay.lessons),
                              ("inbox", lay.inbox)):
             items = load_bullet_file(vault.backend, path).doc.items
-            self.texts.update(normalise_text(it.text) for it in items)
+            self.texts.update(match_key(it.text) for it in items)
             self.ids[target] = {it.id for it in items}
 
     def tombstoned(self, text: str) -> bool:
-        if self.vault.tombstones.key_for(text) in self.active:
+        if self.vault.tombstones.matches(text, self.active):
             return True
         if self.foreign_salt and self.foreign_keys:
-            msg = normalise_text(text).encode("utf-8", "surrogateescape")
-            key = hmac.new(self.foreign_salt.encode(), msg, hashlib.sha256).hexdigest()[:32]
-            return key in self.foreign_keys
+            return any(k in self.foreign_keys for k in tombstone_keys(self.foreign_salt, text))
         return False
 
     def add(self, plan: ImportPlan, action: Action) -> None:
-        key = normalise_text(action.text)
+        key = match_key(action.text)
         if self.tombstoned(action.text):
             plan.skipped.append({"text": None, "id": action.meta.get("id"),
                                  "reason": "forgotten or rejected before (tombstoned)"})
@@ -353,14 +410,16 @@ class _Context:
         plan.actions.append(action)
 
     def add_proposal(self, plan: ImportPlan, text: str, category: str | None, origin: str,
-                     *, kind: str = "fact", extra: dict[str, str] | None = None) -> None:
+                     *, kind: str = "fact", extra: dict[str, str] | None = None,
+                     where: str = "", source: str = "") -> None:
         taken = set().union(*self.ids.values())
         meta = {"id": new_record_id(taken), "kind": kind, "src": "import",
                 "proposed": str(int(time.time())), "auth": "inferred", **(extra or {})}
         known = LESSON_CATEGORIES if kind == "lesson" else FACT_CATEGORIES
         cat = category if category and category.lower() in known else (
             "other" if kind == "fact" else category)
-        self.add(plan, Action("inbox", text, cat, meta, " ", origin))
+        self.add(plan, _checked_action(Action("inbox", text, cat, meta, " ", origin),
+                                       where, source))
 
 
 def _checked(text: str, where: object, source: str) -> str:
@@ -372,22 +431,67 @@ def _checked(text: str, where: object, source: str) -> str:
 
 
 def _checked_meta(meta: Any, rec_id: Any, where: str, source: str) -> dict[str, str]:
+    """Metadata as `key:value` tokens the bullet grammar reads back exactly."""
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
         raise InvalidInput(f"{where}: meta must be an object", path=source)
+    if len(meta) > MAX_META_KEYS:
+        raise InvalidInput(f"{where}: more than {MAX_META_KEYS} metadata keys", path=source)
     out: dict[str, str] = {}
     for k, v in meta.items():
+        if not isinstance(k, str) or not _META_KEY.match(k):
+            raise InvalidInput(f"{where}: metadata key {_short(k)} is not a plain name "
+                               "(letters, digits, _ . -)", path=source)
+        if isinstance(v, bool) or not isinstance(v, (str, int)):
+            raise InvalidInput(f"{where}: metadata {k} must be text or a whole number",
+                               path=source)
         sv = str(v)
-        if not isinstance(k, str) or not k or any(c in k + sv for c in " \t\n\r") or \
-                "-->" in sv or ":" in k:
-            raise InvalidInput(f"{where}: bad metadata {k}:{v}", path=source)
+        if len(sv) > MAX_META_VALUE or _META_VALUE_BAD.search(sv):
+            raise InvalidInput(f"{where}: metadata {k}:{_short(sv)} must be one token without "
+                               "spaces, control characters, %% or comment markers, at most "
+                               f"{MAX_META_VALUE} characters", path=source)
         out[k] = sv
     if "id" not in out:
-        if not isinstance(rec_id, str) or not rec_id.isalnum():
+        if not isinstance(rec_id, str):
             raise InvalidInput(f"{where} has no id", path=source)
         out = {"id": rec_id, **out}
+    if not _ID.match(out["id"]):
+        raise InvalidInput(f"{where}: id {_short(out['id'])} is not a record id (letters, "
+                           "digits, _ . -, at most 64)", path=source)
+    if isinstance(rec_id, str) and rec_id != out["id"]:
+        raise InvalidInput(f"{where}: id {_short(rec_id)} differs from meta id "
+                           f"{_short(out['id'])}", path=source)
     return out
+
+
+def _checked_category(cat: Any, text: str, where: str, source: str) -> str | None:
+    if cat is None:
+        # a text ending in "[word]" would read as that category: give it one
+        return "other" if text.endswith("]") else None
+    if not isinstance(cat, str) or not _CATEGORY.match(cat):
+        raise InvalidInput(f"{where}: category {_short(cat)} is not a category name "
+                           "(a letter, then letters, digits, _ or -)", path=source)
+    return cat
+
+
+def _checked_action(action: Action, where: str, source: str) -> Action:
+    """The action, if the line it writes parses back to exactly the same record."""
+    line = render_new_item(action.text, action.category, action.meta, task=action.task)
+    doc = parse_bullets(line.encode("utf-8") + b"\n")
+    item = doc.items[0] if len(doc.items) == 1 else None
+    if item is None or doc.readonly_reason or not item.editable or item.provisional or \
+            item.text != action.text or item.category_raw != action.category or \
+            item.meta != action.meta or item.task != action.task:
+        raise InvalidInput(f"{where}: would not be read back as the same record "
+                           "(its text, category or metadata confuses the bullet grammar)",
+                           path=source)
+    return action
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "\u2026"
 
 
 def _fact_category(cat: Any) -> str | None:
