@@ -113,6 +113,7 @@ def bench_index(archive: Path, runs: int) -> tuple[str, float, float]:
         with tarfile.open(archive) as tar:
             tar.extractall(tmp / "vault", filter="data")
         root = tmp / "vault"
+        (root / ".memvault").mkdir(exist_ok=True)
 
         def rebuild() -> None:
             store = IndexStore(root, "Pilot")

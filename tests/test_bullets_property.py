@@ -125,6 +125,21 @@ def test_inserting_adds_one_line_and_keeps_every_other_item(text: str) -> None:
     assert rest == before or (rest[at - 1] == "" and rest[:at - 1] + rest[at:] == before)
 
 
+@SETTINGS
+@given(MARKDOWN, st.integers(1, 4))
+def test_inserting_a_batch_equals_inserting_one_by_one(text: str, count: int) -> None:
+    raw = text.encode("utf-8")
+    assume(not parse_bullets(raw).readonly_reason)
+    lines = [render_new_item(f"batch fact {n}", "other", {"id": f"zz{n:04d}"})
+             for n in range(count)]
+    one_by_one = parse_bullets(raw)
+    for line in lines:
+        one_by_one.insert_item(line)
+    batch = parse_bullets(raw)
+    batch.insert_items(lines)
+    assert batch.to_bytes() == one_by_one.to_bytes()
+
+
 @settings(max_examples=120, deadline=None,
           suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow,
                                  HealthCheck.function_scoped_fixture])

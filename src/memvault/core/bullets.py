@@ -127,23 +127,36 @@ class BulletDocument:
         A blank line is put first when the text before would swallow the new bullet
         (a callout or block quote as the last line).
         """
+        self.insert_items([new_line, *children])
+
+    def insert_items(self, new_lines: list[str]) -> None:
+        """Add lines, in order, where `insert_item` adds one item: several new items (or
+        one with its children); the file is parsed again once, not once per line (an
+        import of thousands stays linear)."""
+        if not new_lines:
+            return
         self._check_writable()
-        lines = self.file.lines
-        if self.items:
-            after = self.items[-1].end - 1
-        else:
-            after = len(lines) - 1
-            last_text = after
-            while last_text >= 0 and not lines[last_text].text.strip():
-                last_text -= 1
-            if last_text >= 0 and last_text == after and \
-                    lines[last_text].text.lstrip().startswith(">"):
-                # A bullet straight after a quote or callout would join it.
-                self.file.insert_after(after, "")
-                after += 1
-        for offset, line in enumerate((new_line, *children)):
+        after = self._insertion_point()
+        for offset, line in enumerate(new_lines):
             self.file.insert_after(after + offset, line)
         self._reparse()
+
+    def _insertion_point(self) -> int:
+        """The index of the line new items go after (a separating blank line is added
+        first when needed)."""
+        lines = self.file.lines
+        if self.items:
+            return self.items[-1].end - 1
+        after = len(lines) - 1
+        last_text = after
+        while last_text >= 0 and not lines[last_text].text.strip():
+            last_text -= 1
+        if last_text >= 0 and last_text == after and \
+                lines[last_text].text.lstrip().startswith(">"):
+            # A bullet straight after a quote or callout would join it.
+            self.file.insert_after(after, "")
+            after += 1
+        return after
 
     def to_bytes(self) -> bytes:
         return self.file.to_bytes()

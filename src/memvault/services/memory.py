@@ -153,8 +153,15 @@ class MemoryService:
             self.vault.events.append("fact.remembered", record=result.fact.id, text=text,
                                      category=cat, source=source)
             result.lifted_tombstone = self.vault.tombstones.lift(text, result.fact.id)
-        # a proposal of the same text is settled: the text is stored once, in Memory.md
-        self.vault.proposals.withdraw_same_text(text, reason="remembered")
+        # a proposal of the same text is settled: the text is stored once, in Memory.md.
+        # The fact is saved either way: an unreadable Inbox.md (reported by every command
+        # that needs it, and by doctor) must not turn a done `remember` into an error.
+        from memvault.errors import VaultError
+
+        try:
+            self.vault.proposals.withdraw_same_text(text, reason="remembered")
+        except VaultError:
+            pass
         return result
 
     def edit(self, fact_id: str, text: str | None = None,

@@ -328,11 +328,11 @@ class TransferService:
                         if a.meta["id"] in taken:
                             a.meta["id"] = new_record_id(taken)
                         taken.add(a.meta["id"])
-                        doc.insert_item(render_new_item(a.text, a.category, a.meta,
-                                                        task=a.task))
                         written.append(a)
                     if not written:
                         raise NoChange([])
+                    doc.insert_items([render_new_item(a.text, a.category, a.meta, task=a.task)
+                                      for a in written])
                     return written
 
                 written = edit_bullet_file(self.vault.backend, paths[target], add,
