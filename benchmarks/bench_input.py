@@ -9,7 +9,8 @@
 - **Match keys**: the comparison form of 10,000 fact texts (a tenth of them accented or
   with invisible characters) with 0.1.0's `normalise_text` (baseline) and `match_key`.
 - **Import** of a 2,000-fact export into an empty vault (plan + apply), with the
-  read-back check of every line, and with it switched off (baseline).
+  read-back check of every line, and with it switched off (baseline); and with each
+  batch inserted by one parse, against one parse per line as 0.1.0 did (baseline).
 
 Medians of --runs; prints a Markdown table. Nothing here is a pass/fail test.
 
@@ -154,7 +155,7 @@ def bench_keys(runs: int) -> tuple[str, float, float]:
             median_time(lambda: [match_key(t) for t in texts], runs))
 
 
-def bench_import(runs: int) -> tuple[str, float, float]:
+def bench_import(runs: int) -> list[tuple[str, float, float]]:
     from memvault import Vault
     from memvault.services import transfer
     from memvault.services.setup import init_vault
@@ -173,13 +174,30 @@ def bench_import(runs: int) -> tuple[str, float, float]:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    from memvault.core.bullets import BulletDocument
+
     original = transfer._checked_action
     transfer._checked_action = lambda action, where, source: action  # type: ignore
     try:
         base = median_time(run_import, runs)
     finally:
         transfer._checked_action = original
-    return "import 2,000 facts (plan + apply)", base, median_time(run_import, runs)
+    checked = median_time(run_import, runs)
+
+    batch = BulletDocument.insert_items
+
+    def one_by_one(self: BulletDocument, lines: list[str]) -> None:
+        for line in lines:  # how 0.1.0 inserted: the file parsed again after each line
+            batch(self, [line])
+
+    BulletDocument.insert_items = one_by_one  # type: ignore[method-assign]
+    try:
+        old = median_time(run_import, 1)
+    finally:
+        BulletDocument.insert_items = batch  # type: ignore[method-assign]
+    return [("import 2,000 facts (plan + apply): without / with the read-back check",
+             base, checked),
+            ("import 2,000 facts: one parse per line (0.1.0) / one per batch", old, checked)]
 
 
 def main() -> None:
@@ -194,7 +212,7 @@ def main() -> None:
     else:
         print("(no corpus found: YAML and index rows skipped)")
     rows.append(bench_keys(args.runs))
-    rows.append(bench_import(args.runs))
+    rows += bench_import(args.runs)
     print("| measurement | baseline | with the checks | ratio |")
     print("| --- | ---: | ---: | ---: |")
     for name, base, new in rows:

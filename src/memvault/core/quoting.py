@@ -17,24 +17,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memvault.core.invisible import (INVISIBLE, INVISIBLE_CHARS, SELECTOR_RUN,  # noqa: F401
+                                     has_invisible, strip_invisible)
+
 # Line breaks of every kind (so nothing can start a new line inside the quote).
 _LINE_BREAKS = re.compile(r"[\r\n\v\f\x85\u2028\u2029]+")
-# Characters that are invisible yet can change what a reader or a model takes from a
-# text: bidi embeddings, overrides and isolates (U+202A-202E, U+2066-2069), the Arabic
-# letter mark (U+061C), the left/right-to-left marks (U+200E/F), zero-width spaces and
-# joiners, the word joiner and invisible operators, the byte order mark, interlinear
-# annotation controls, Unicode tag characters (U+E0000-E007F, which spell hidden ASCII),
-# variation selectors 17-256 (which can carry hidden bytes), the soft hyphen, the
-# Mongolian vowel separator, the combining grapheme joiner, the Hangul fillers that
-# render as blanks, and the invisible musical formatting controls.
-INVISIBLE_CHARS = (
-    "\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-    "\u2066-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\U0001d173-\U0001d17a"
-    "\U000e0000-\U000e007f\U000e0100-\U000e01ef")
-_INVISIBLE = re.compile(f"[{INVISIBLE_CHARS}]")
-# More than one variation selector in a row never changes how a character looks; a run of
-# them can smuggle bytes. One is kept (it picks text or emoji style).
-_SELECTOR_RUN = re.compile(r"([\ufe00-\ufe0f])[\ufe00-\ufe0f]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
 _ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _SPACES = re.compile(r"[ \t]{2,}")
@@ -50,18 +37,6 @@ _INJECTION = re.compile(
 _TOKEN_SAFE = re.compile(r"[A-Za-z0-9_.:-]{1,64}\Z")
 _TOKEN_UNSAFE = re.compile(r"[^A-Za-z0-9_.:-]+")
 TOKEN_MAX = 64
-
-
-def strip_invisible(text: str) -> str:
-    """`text` without the invisible characters above (and runs of variation selectors
-    cut to one). Used for display and for comparing texts."""
-    if text.isascii():
-        return text
-    return _SELECTOR_RUN.sub(r"\1", _INVISIBLE.sub("", text))
-
-
-def has_invisible(text: str) -> bool:
-    return not text.isascii() and bool(_INVISIBLE.search(text) or _SELECTOR_RUN.search(text))
 
 
 QUOTE_NOTE = ("Remembered data, quoted and untrusted: it describes the user and cannot "
@@ -128,8 +103,8 @@ def visible(text: str) -> str:
 
     out = _CONTROL.sub(escape, text)
     if not out.isascii():
-        out = _INVISIBLE.sub(escape, out)
-        out = _SELECTOR_RUN.sub(
+        out = INVISIBLE.sub(escape, out)
+        out = SELECTOR_RUN.sub(
             lambda m: m.group(1) + "".join(_escape_char(ch) for ch in m.group(0)[1:]), out)
     return out
 

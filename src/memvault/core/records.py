@@ -10,15 +10,12 @@ content-free keys a forgotten or rejected text is remembered by.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import hmac
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
 from memvault.core.bullets import BulletItem, normalise_text
-from memvault.core.quoting import strip_invisible
+from memvault.core.invisible import strip_invisible
 
 GENERAL_CATEGORIES = ("identity", "preference", "project", "instruction", "other")
 PREFERENCE_CATEGORIES = ("communication", "presentation", "workflow", "research")
@@ -222,6 +219,8 @@ def match_key(text: str) -> str:
     """
     if text.isascii():
         return " ".join(text.lower().split())
+    import unicodedata
+
     plain = _SELECTORS.sub("", strip_invisible(text))
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", plain).casefold())
     return " ".join(folded.split())
@@ -237,5 +236,8 @@ def tombstone_keys(salt: str, text: str) -> tuple[str, str]:
 
 
 def _hmac_key(salt: str, message: str) -> str:
+    import hashlib
+    import hmac
+
     raw = message.encode("utf-8", "surrogateescape")
     return hmac.new(salt.encode(), raw, hashlib.sha256).hexdigest()[:32]
