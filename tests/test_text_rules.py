@@ -194,6 +194,19 @@ def test_a_tombstone_written_by_0_1_0_keeps_working(vault: Vault) -> None:
     assert fresh.proposals.propose("I SMOKE CIGARS").status == "tombstoned"
 
 
+def test_a_0_1_0_tombstone_also_stops_the_disguised_forms(vault: Vault) -> None:
+    salt = vault.tombstones.salt or vault._salt()
+    old_key = hmac.new(salt.encode(), normalise_text(CAFE).encode(),
+                       hashlib.sha256).hexdigest()[:32]
+    stones = vault.root / ".memvault" / "tombstones.jsonl"
+    with stones.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"key": old_key, "record": "old002", "ts": 1700000000,
+                                 "kind": "forgotten", "scope": "default"}) + "\n")
+    fresh = Vault.open(vault.root)
+    for variant in VARIANTS:
+        assert fresh.proposals.propose(variant).status == "tombstoned", ascii(variant)
+
+
 def test_check_record_text_is_fast_on_huge_input() -> None:
     with time_limit(1):
         for size in (10_000, 5_000_000, 50_000_000):

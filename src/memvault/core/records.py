@@ -226,13 +226,26 @@ def match_key(text: str) -> str:
     return " ".join(folded.split())
 
 
-def tombstone_keys(salt: str, text: str) -> tuple[str, str]:
-    """(key, key as memvault 0.1.0 wrote it) for `text` under the vault's salt.
+def tombstone_keys(salt: str, text: str) -> tuple[str, ...]:
+    """Every key `text` may be tombstoned under, for the vault's salt; the first is the
+    one new tombstones are written with.
 
-    A tombstone is written with the first; both are looked up, so a text forgotten
-    before the upgrade stays forgotten. HMAC-SHA256, cut to 32 hex characters.
+    memvault 0.1.0 keyed tombstones by a plainer normalisation (case and whitespace
+    only); those keys are looked up too, for the text as given and for its composed
+    (NFC) and compatibility (NFKC) forms without invisible characters, so a text
+    forgotten before the upgrade stays forgotten, also when it comes back decomposed or
+    with a zero-width character. HMAC-SHA256, cut to 32 hex characters.
     """
-    return _hmac_key(salt, match_key(text)), _hmac_key(salt, normalise_text(text))
+    keys = [_hmac_key(salt, match_key(text)), _hmac_key(salt, normalise_text(text))]
+    if not text.isascii():
+        import unicodedata
+
+        plain = strip_invisible(text)
+        for form in ("NFC", "NFKC"):
+            key = _hmac_key(salt, normalise_text(unicodedata.normalize(form, plain)))
+            if key not in keys:
+                keys.append(key)
+    return tuple(keys)
 
 
 def _hmac_key(salt: str, message: str) -> str:

@@ -35,7 +35,7 @@ _CACHE_LOCK = threading.Lock()
 _PARSED: OrderedDict[tuple[str, str, str], list[Fact]] = OrderedDict()
 _PREPARED: OrderedDict[tuple[str, str, str, frozenset[str]], PreparedRecords] = OrderedDict()
 _CACHE_MAX = 8
-_TOMBSTONE_KEYS: dict[tuple[str, str], str] = {}
+_TOMBSTONE_KEYS: dict[tuple[str, str], tuple[str, ...]] = {}
 _TOMBSTONE_KEYS_MAX = 100_000
 LINE_OVERHEAD = 16
 """Characters a memory line adds to its text (`> - (id, category) `), at the least."""
@@ -111,7 +111,7 @@ class ContextService:
                 k = _TOMBSTONE_KEYS.get((salt, r.text))
                 if k is None:
                     k = _TOMBSTONE_KEYS[(salt, r.text)] = keys_for(r.text)
-                if k[0] in keys or k[1] in keys:
+                if any(key in keys for key in k):
                     out.add(r.id)
         return out
 

@@ -217,7 +217,7 @@ class Tombstones:
         """The key a new tombstone for `text` is written with (normalisation-proof)."""
         return tombstone_keys(self.salt, text)[0]
 
-    def keys_for(self, text: str) -> tuple[str, str]:
+    def keys_for(self, text: str) -> tuple[str, ...]:
         """Every key `text` may be tombstoned under: today's and 0.1.0's."""
         return tombstone_keys(self.salt, text)
 
