@@ -54,7 +54,7 @@ def corpus_path() -> Path | None:
 
 
 def corpus_frontmatter(archive: Path) -> list[str]:
-    from memvault.core.notes import split_frontmatter
+    from memvault.core.notes import read_frontmatter
 
     blocks = []
     with tarfile.open(archive) as tar:
@@ -62,7 +62,7 @@ def corpus_frontmatter(archive: Path) -> list[str]:
             if member.isfile() and member.name.endswith(".md"):
                 handle = tar.extractfile(member)
                 assert handle is not None
-                raw, _ = split_frontmatter(handle.read().decode("utf-8", "replace"))
+                raw, _ = read_frontmatter(handle.read().decode("utf-8", "replace"))
                 if raw:
                     blocks.append(raw)
     return blocks
@@ -217,8 +217,8 @@ def main() -> None:
     print("| --- | ---: | ---: | ---: |")
     for name, base, new in rows:
         ratio = f"{new / base:.2f}x" if base else "-"
-        shown = f"{base * 1000:.1f} ms" if base else "-"
-        print(f"| {name} | {shown} | {new * 1000:.1f} ms | {ratio} |")
+        shown = f"{base * 1000:.2f} ms" if base else "-"
+        print(f"| {name} | {shown} | {new * 1000:.2f} ms | {ratio} |")
 
 
 if __name__ == "__main__":
