@@ -81,7 +81,9 @@ def _status(value: Any) -> str:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
+    """A value as an error message quotes it: numbers as written, text quoted, at most
+    60 characters."""
+    text = str(value) if isinstance(value, (int, float, Decimal)) else repr(value)
     return text if len(text) <= 60 else text[:59] + "\u2026"
 
 
