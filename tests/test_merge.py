@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memvault.core.bullets import parse_bullets
+from memvault.core.bullets import CONFLICT_REASON, parse_bullets
 from memvault.core.merge import CONFLICT_OPEN, merge_bullet_files, merge_json_lines
 from memvault.services.merge_driver import active_tombstone_keys, git_merge_file
 
@@ -59,9 +59,11 @@ def test_the_same_fact_changed_differently_keeps_both_versions_in_markers() -> N
     lines = text.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith(CONFLICT_OPEN))
     assert lines[start + 2] == "=======" and lines[start + 4].startswith(">>>>>>>")
-    # The marker lines never glue onto a fact: every fact still parses cleanly.
+    # The marker lines never glue onto a fact: every fact still parses cleanly; the two
+    # versions inside the block are read-only until the block is resolved.
     doc = parse_bullets(r.data)
-    assert all(it.editable for it in doc.items)
+    assert all(it.editable for it in doc.items if it.id != "bbbbbb")
+    assert {it.readonly_reason for it in doc.items if it.id == "bbbbbb"} == {CONFLICT_REASON}
     assert [it.text for it in doc.items if it.id == "bbbbbb"] == ["I live in Bergen",
                                                                    "I live in Trondheim"]
 
@@ -250,3 +252,13 @@ def test_a_conflict_block_shows_this_clones_version_first_during_a_rebase() -> N
     assert text.index("Trondheim") < text.index("Bergen")
     r2 = merged(BASE, local, upstream)
     assert r2.data.decode().index("Trondheim") < r2.data.decode().index("Bergen")
+
+
+def test_a_journal_merge_never_brings_back_the_words_of_a_permanently_forgotten_fact() -> None:
+    base = b'{"id":"e1","type":"fact.remembered","record":"f1","text":"secret"}\n'
+    ours = b'{"id":"e9","type":"fact.forgotten","record":"f1","permanent":true}\n'  # purged
+    theirs = base + (b'{"id":"e2","type":"fact.edited","record":"f1","text":"secret 2",'
+                     b'"previous_text":"secret"}\n{"id":"e3","type":"x","record":"f2"}\n')
+    merged = merge_json_lines(base, ours, theirs)
+    assert b"secret" not in merged
+    assert merged == ours + b'{"id":"e3","type":"x","record":"f2"}\n'

@@ -49,6 +49,8 @@ _CATEGORY_AT = re.compile(r"\[([A-Za-z][A-Za-z0-9_-]*)\]\Z")
 
 _ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 _MERGE_MARKERS = ("<<<<<<<", "=======", "|||||||", ">>>>>>>")
+CONFLICT_REASON = "inside a merge conflict block (run `memvault resolve`)"
+"""Why an item between conflict markers is read-only: only resolving the block may touch it."""
 
 
 @dataclass(slots=True)
@@ -146,7 +148,13 @@ class BulletDocument:
         first when needed)."""
         lines = self.file.lines
         if self.items:
-            return self.items[-1].end - 1
+            after = self.items[-1].end - 1
+            if self.items[-1].readonly_reason == CONFLICT_REASON:
+                # Never inside a conflict block: after its closing marker.
+                close = next((k for k in range(after + 1, len(lines))
+                              if lines[k].text.startswith(">>>>>>>")), None)
+                after = close if close is not None else after
+            return after
         after = len(lines) - 1
         last_text = after
         while last_text >= 0 and not lines[last_text].text.strip():
@@ -223,6 +231,7 @@ def _parse_text_file(tf: TextFile) -> BulletDocument:
     fence_line = 0
     in_comment = False
     comment_line = 0
+    in_conflict = False
     while i < n:
         line = texts[i]
         if fence is not None:
@@ -252,8 +261,13 @@ def _parse_text_file(tf: TextFile) -> BulletDocument:
             mm = _MARKER.match(line)
             if mm:
                 item, i = _read_item(texts, i, mm)
+                if in_conflict:
+                    item.readonly_reason = CONFLICT_REASON
                 items.append(item)
                 continue
+        elif first in ("<", ">") and line.startswith(("<<<<<<< ", ">>>>>>> ")) or \
+                line in ("<<<<<<<", ">>>>>>>"):
+            in_conflict = first == "<"
         i += 1
     if fence is not None and doc_reason is None:
         doc_reason = f"code fence opened on line {fence_line + 1} is never closed"

@@ -40,6 +40,8 @@ CONFLICT_OPEN = "<<<<<<< memvault conflict:"
 CONFLICT_SPLIT = "======="
 CONFLICT_CLOSE = ">>>>>>> memvault conflict end"
 CHANGED_ON_BOTH = "was changed on both sides"
+EDITED_HERE = "edited on this clone and deleted on the other side"
+DELETED_HERE = "deleted on this clone and edited on the other side"
 
 TextMerger = Callable[[bytes, bytes, bytes], tuple[bytes, bool]]
 """merge_text(base, ours, theirs) -> (merged bytes, conflicted)."""
@@ -93,7 +95,33 @@ def merge_json_lines(base: bytes, ours: bytes, theirs: bytes) -> bytes:
             continue
         seen.add(ln)
         out.append(ln)
-    return b"".join(ln + b"\n" for ln in out)
+    return b"".join(ln + b"\n" for ln in without_erased_lines(out))
+
+
+def without_erased_lines(lines: list[bytes]) -> list[bytes]:
+    """Journal lines minus the events of records a `forget --permanent` erased: a side
+    that had not heard of the erasure yet (an edit made meanwhile) cannot bring the
+    words back. The content-free `fact.forgotten` events themselves stay."""
+    import json
+
+    erased: set[str] = set()
+    parsed: list[dict[str, object] | None] = []
+    for ln in lines:
+        obj = None
+        if b'"record"' in ln:
+            try:
+                loaded = json.loads(ln)
+                obj = loaded if isinstance(loaded, dict) else None
+            except ValueError:
+                obj = None
+        parsed.append(obj)
+        if obj and obj.get("type") == "fact.forgotten" and obj.get("permanent"):
+            erased.add(str(obj.get("record")))
+    if not erased:
+        return lines
+    return [ln for ln, obj in zip(lines, parsed, strict=True)
+            if obj is None or obj.get("record") not in erased
+            or obj.get("type") == "fact.forgotten"]
 
 
 # -- bullet files -------------------------------------------------------------------------
@@ -115,7 +143,7 @@ class _Side:
 
     def essence(self, item_id: str) -> tuple[str, ...]:
         """The item's lines without its `updated:` stamp (what the user would see change)."""
-        return tuple(_UPDATED.sub("", ln.text) for ln in self.content(item_id))
+        return tuple(strip_updated(ln.text) for ln in self.content(item_id))
 
     def updated(self, item_id: str) -> int:
         value = self.items[item_id].meta.get("updated", "")
@@ -123,6 +151,11 @@ class _Side:
 
 
 _UPDATED = re.compile(r"(?<=[ \t])updated:\S*(?=[ \t]+(?:[A-Za-z_][\w.-]*:\S*[ \t]+)*-->)")
+
+
+def strip_updated(line: str) -> str:
+    """A line without the `updated:` stamp of its metadata comment (for comparing)."""
+    return _UPDATED.sub("", line) if "updated:" in line else line
 
 
 def _side(doc: BulletDocument) -> _Side:
@@ -251,9 +284,11 @@ class _Merger:
             return
         if side.texts(item_id) == b.texts(item_id):
             return  # a deletion beats an unchanged line
-        self._conflict(item_id, f"fact {item_id} was deleted on one side and edited on the "
-                       "other; keep the line to keep it, or delete it to forget it, and "
-                       "delete these marker lines", side.content(item_id), None)
+        local = t if self.local_is_theirs else o
+        where = EDITED_HERE if side is local else DELETED_HERE
+        self._conflict(item_id, f"fact {item_id} was {where}; run `memvault resolve`, or keep "
+                       "the line to keep it or delete it to forget it, and delete these "
+                       "marker lines", side.content(item_id), None)
 
     def _conflict(self, item_id: str, why: str, first: list[Line],
                   second: list[Line] | None) -> None:

@@ -1,0 +1,416 @@
+"""Tidying what a line-based merge can leave in a memory file (pure: bytes in, bytes out).
+
+A clone synced by plain git or Obsidian Git merges Memory.md, Lessons.md and Inbox.md
+with git's `union` (or, for an old vault, its text merge). That never loses a line, but it
+can leave what memvault's own driver never would. `tidy` settles it, deterministically, so
+every clone that tidies the same merged file writes the same bytes:
+
+- **A forgotten record back**: an item whose id has an active tombstone (it was forgotten
+  or rejected on some machine) is removed. Forget wins, as with the driver.
+- **One id on several lines**. Copies that differ only in `updated:` are one change: the
+  newest stamp is kept. Copies with different content, each a version memvault wrote
+  (the journal knows the text for that id) and stamped differently, are one fact edited
+  on two machines: the newest is kept and each older version is returned in `dropped`
+  (the caller records it in the journal, so `memory show` still has it); on equal
+  stamps the text that sorts last wins, the same on every clone. Any other copy (a
+  copied line, a hand edit on one or two machines) is nobody's older version: both are
+  kept, and the later copy in the file gets a new id derived from its id and text.
+- **Conflict blocks** (git's `<<<<<<<`/`=======`/`>>>>>>>`, optionally with a `|||||||`
+  base section, or memvault's own): settled fact by fact when that is decidable — both
+  sections hold only items, and every id on both sides is the same change (or one side
+  equals the base) — keeping this clone's items first, then the incoming ones. A block
+  about a forgotten id is dropped. Anything else is left for `memvault resolve`.
+
+Only editable items outside conflict blocks are touched; headings, prose and every other
+line keep their bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memvault.core.bullets import (
+    CONFLICT_REASON,
+    BulletDocument,
+    BulletItem,
+    encode_id,
+    normalise_text,
+    parse_bullets,
+    render_updated_item,
+)
+from memvault.core.lines import Line, TextFile
+from memvault.core.merge import CONFLICT_CLOSE, CONFLICT_OPEN, DELETED_HERE, strip_updated
+
+LOCAL_LABELS = ("this clone",)
+"""Labels of a git-style block whose first section is this clone's (memvault writes them)."""
+
+_ID_IN_COMMENT = re.compile(rb"<!--[^\n]*?[ \t]id:([0-9A-Za-z_-]+)")
+_FACT_IN_REASON = re.compile(r"\bfact ([0-9A-Za-z_-]+)\b")
+
+
+@dataclass(slots=True)
+class ConflictBlock:
+    """One conflict block: lines[start:end] of the file, from open marker to close."""
+
+    start: int
+    end: int
+    kind: str  # "memvault" or "git"
+    reason: str
+    local: list[Line]
+    incoming: list[Line] | None  # None: memvault's "deleted on one side" block
+    base: list[Line] | None = None
+    local_deleted: bool = False
+    """A memvault block about a fact this clone deleted (its only section is incoming)."""
+
+    @property
+    def line_no(self) -> int:
+        return self.start + 1
+
+    def fact_ids(self) -> list[str]:
+        found = _FACT_IN_REASON.search(self.reason) if self.kind == "memvault" else None
+        if found:
+            return [found.group(1)]
+        ids: list[str] = []
+        for section in (self.local, self.incoming or []):
+            for it in _items(section):
+                if it.id not in ids and not it.provisional:
+                    ids.append(it.id)
+        return ids
+
+    def versions(self) -> tuple[list[str], list[str]]:
+        """(this clone's lines, the incoming lines), as the user should compare them."""
+        if self.kind == "memvault" and self.incoming is None:
+            lines = [ln.text for ln in self.local]
+            return ([], lines) if self.local_deleted else (lines, [])
+        return [ln.text for ln in self.local], [ln.text for ln in self.incoming or []]
+
+    def to_dict(self) -> dict[str, Any]:
+        mine, theirs = self.versions()
+        return {"line": self.line_no, "kind": self.kind, "facts": self.fact_ids(),
+                "reason": self.reason, "this_clone": mine, "incoming": theirs}
+
+
+@dataclass(slots=True)
+class DroppedVersion:
+    """An older version of a fact edited on two machines (its text goes to the journal)."""
+
+    record: str
+    kept_text: str
+    dropped_text: str
+    category: str | None
+
+
+@dataclass(slots=True)
+class Tidied:
+    data: bytes
+    notes: list[str] = field(default_factory=list)
+    dropped: list[DroppedVersion] = field(default_factory=list)
+    blocks: list[ConflictBlock] = field(default_factory=list)
+    """Blocks left for `memvault resolve`, with positions in `data`."""
+    renumbered: list[str] = field(default_factory=list)
+    """Copies given an id of their own (also what doctor reports as a duplicate id)."""
+
+    @property
+    def all_notes(self) -> list[str]:
+        return self.notes + self.renumbered
+
+
+# -- finding blocks -----------------------------------------------------------------------------
+
+
+def find_blocks(lines: list[Line], *, local_first: bool = True) -> list[ConflictBlock]:
+    """Every balanced conflict block. `local_first`: in a git-style block without
+    memvault's labels, the first section is this clone's (false during a rebase)."""
+    blocks: list[ConflictBlock] = []
+    i, n = 0, len(lines)
+    while i < n:
+        text = lines[i].text
+        if not text.startswith("<<<<<<<"):
+            i += 1
+            continue
+        mine = text.startswith(CONFLICT_OPEN)
+        split = base_at = close = None
+        for k in range(i + 1, n):
+            t = lines[k].text
+            if t.startswith("<<<<<<<"):
+                break  # another block opens before this one closed: not balanced
+            if t.startswith("|||||||") and split is None and not mine:
+                base_at = k
+            elif t == "=======" and split is None:
+                split = k
+            elif (t == CONFLICT_CLOSE) if mine else t.startswith(">>>>>>>"):
+                close = k
+                break
+        if close is None or (not mine and split is None):
+            i += 1
+            continue
+        if mine:
+            first = lines[i + 1:split if split is not None else close]
+            second = lines[split + 1:close] if split is not None else None
+            reason = text[len(CONFLICT_OPEN):].strip()
+            blocks.append(ConflictBlock(i, close + 1, "memvault", reason, first, second,
+                                        local_deleted=DELETED_HERE in reason))
+        else:
+            assert split is not None
+            first = lines[i + 1:base_at if base_at is not None else split]
+            second = lines[split + 1:close]
+            base = lines[base_at + 1:split] if base_at is not None else None
+            label = text[7:].strip()
+            local_is_first = local_first or label in LOCAL_LABELS
+            local, incoming = (first, second) if local_is_first else (second, first)
+            blocks.append(ConflictBlock(i, close + 1, "git", label or "text changed on both "
+                                        "sides", local, incoming, base))
+        i = close + 1
+    return blocks
+
+
+# -- the quick check ---------------------------------------------------------------------------
+
+
+def might_need_tidy(data: bytes, dead: Iterable[str] = ()) -> bool:
+    """A cheap byte-level test: False means `tidy` would change nothing."""
+    if b"<<<<<<<" in data:
+        return True
+    ids = _ID_IN_COMMENT.findall(data)
+    if len(ids) != len(set(ids)):
+        return True
+    dead = set(dead)
+    return bool(dead) and any(i.decode("utf-8", "replace") in dead for i in ids)
+
+
+# -- tidying ------------------------------------------------------------------------------------
+
+
+def _items(lines: list[Line]) -> list[BulletItem]:
+    return parse_bullets(TextFile(lines=[Line(ln.text, "\n") for ln in lines]).to_bytes()).items
+
+
+def _section(lines: list[Line]) -> tuple[BulletDocument, bool]:
+    """The section parsed, and whether it holds nothing but items and blank lines."""
+    doc = parse_bullets(TextFile(lines=[Line(ln.text, "\n") for ln in lines]).to_bytes())
+    covered = set()
+    for it in doc.items:
+        covered.update(range(it.start, it.end))
+    only_items = all(k in covered or not ln.text.strip() for k, ln in enumerate(lines))
+    return doc, only_items
+
+
+def _essence(doc: BulletDocument, it: BulletItem) -> tuple[str, ...]:
+    return tuple(strip_updated(ln.text) for ln in doc.file.lines[it.start:it.end])
+
+
+def _stamp(it: BulletItem) -> int:
+    value = it.meta.get("updated", "")
+    return int(value) if value.isdigit() else 0
+
+
+def _decide(block: ConflictBlock, dead: set[str]) -> list[Line] | None:
+    """The lines that settle the block, or None when the user must choose."""
+    if block.kind == "memvault":
+        ids = block.fact_ids()
+        if ids and ids[0] in dead:
+            return []  # about a forgotten fact: forget wins
+        if block.incoming is None:
+            return None
+        (ldoc, _), (idoc, _) = _section(block.local), _section(block.incoming)
+        if len(ldoc.items) == 1 == len(idoc.items) and \
+                _essence(ldoc, ldoc.items[0]) == _essence(idoc, idoc.items[0]):
+            winner = block.incoming if _stamp(idoc.items[0]) > _stamp(ldoc.items[0]) \
+                else block.local
+            return list(winner)
+        return None
+    assert block.incoming is not None
+    (ldoc, lonly), (idoc, ionly) = _section(block.local), _section(block.incoming)
+    if not (lonly and ionly):
+        return None  # prose changed on both sides: the user decides
+    bdoc = _section(block.base)[0] if block.base is not None else None
+    out: list[Line] = []
+    local_ids = {it.id for it in ldoc.items}
+    local_texts = {normalise_text(it.text) for it in ldoc.items}
+    by_id = {it.id: it for it in idoc.items}
+    for it in ldoc.items:
+        if it.id in dead:
+            continue
+        lines = block.local[it.start:it.end]
+        other = by_id.get(it.id)
+        if other is not None:
+            mine, theirs = _essence(ldoc, it), _essence(idoc, other)
+            base = next((b for b in (bdoc.items if bdoc else []) if b.id == it.id), None)
+            base_e = _essence(bdoc, base) if bdoc is not None and base is not None else None
+            if mine == theirs:
+                if _stamp(other) > _stamp(it):
+                    lines = block.incoming[other.start:other.end]
+            elif mine == base_e:
+                lines = block.incoming[other.start:other.end]
+            elif theirs != base_e:
+                return None  # changed differently on both sides
+        out.extend(lines)
+    for it in idoc.items:
+        if it.id in local_ids or it.id in dead or normalise_text(it.text) in local_texts:
+            continue
+        out.extend(block.incoming[it.start:it.end])
+    ends_blank = any(sec and not sec[-1].text.strip() for sec in (block.local, block.incoming))
+    if ends_blank:
+        out.append(Line("", ""))
+    return out
+
+
+def derived_id(record: str, text: str, taken: set[str]) -> str:
+    """A new id for a copy, the same on every clone that tidies the same file."""
+    n = 0
+    while True:
+        digest = hashlib.sha256(f"{record}\x00{normalise_text(text)}\x00{n}".encode(
+            "utf-8", "surrogateescape")).digest()
+        candidate = encode_id(int.from_bytes(digest[:8], "big"))
+        if candidate not in taken:
+            return candidate
+        n += 1
+
+
+def tidy(data: bytes, *, dead: Iterable[str] = (), local_first: bool = True,
+         path: str = "", known: Callable[[str, str], bool] = lambda _id, _text: False,
+         renumber_copies: bool = True) -> Tidied:
+    """Settle what a merge left in a bullet file (see the module doc). `known(id, text)`
+    says whether the journal holds that text for that record (a memvault version).
+    `renumber_copies=False` leaves a copied line's duplicate id as it is (ambiguous)."""
+    dead = set(dead)
+    if not might_need_tidy(data, dead):
+        return Tidied(data)
+    tf = TextFile.parse(data)
+    if tf.readonly_reason:
+        return Tidied(data)
+    out = Tidied(data)
+    where = f"{path}: " if path else ""
+    eol = tf.dominant_eol
+    for block in reversed(find_blocks(tf.lines, local_first=local_first)):
+        settled = _decide(block, dead)
+        if settled is None:
+            continue
+        last_eol = tf.lines[block.end - 1].eol
+        new = [Line(ln.text, ln.eol or eol) for ln in settled]
+        if new and block.end == len(tf.lines):
+            new[-1].eol = last_eol
+        tf.lines[block.start:block.end] = new
+        facts = ", ".join(block.fact_ids()) or "notes"
+        out.notes.append(f"{where}settled a merge conflict block at line {block.line_no} "
+                         f"({facts}) fact by fact")
+    doc = parse_bullets(tf.to_bytes())
+    _drop_dead(doc, dead, out, where)
+    _settle_duplicates(doc, out, where, known, renumber_copies)
+    out.data = doc.to_bytes()
+    out.blocks = find_blocks(doc.file.lines, local_first=local_first)
+    return out
+
+
+def _drop_dead(doc: BulletDocument, dead: set[str], out: Tidied, where: str) -> None:
+    for it in sorted((it for it in doc.items if it.id in dead and it.editable
+                      and not it.provisional), key=lambda it: it.start, reverse=True):
+        doc.delete_item(it)
+        out.notes.append(f"{where}removed {it.id}: it was forgotten, and a merge brought "
+                         "it back")
+
+
+def _settle_duplicates(doc: BulletDocument, out: Tidied, where: str,
+                       known: Callable[[str, str], bool], renumber_copies: bool) -> None:
+    left: set[str] = set()  # copies left for `doctor --fix` (renumber_copies=False)
+    while True:
+        groups: dict[str, list[BulletItem]] = {}
+        for it in doc.items:
+            if it.editable and not it.provisional and it.id not in left:
+                groups.setdefault(it.id, []).append(it)
+        dup = next((items for items in groups.values() if len(items) > 1), None)
+        if dup is None:
+            return
+        first, other = dup[0], dup[1]
+        lines = f"lines {first.line_no}, {other.line_no}"
+        if _essence(doc, other) == _essence(doc, first):
+            keep = max((first, other), key=lambda it: (_stamp(it), -it.start))
+            doc.delete_item(other if keep is first else first)
+            out.notes.append(f"{where}duplicate id {keep.id} on {lines}: the same change made "
+                             "on two machines; kept the newer stamp")
+        elif known(first.id, first.text) and known(other.id, other.text):
+            # Two versions memvault wrote: one fact edited on two machines. The newer
+            # stamp wins (on a tie, the text that sorts last: the same on every clone).
+            keep, drop = sorted((first, other), key=lambda it: (_stamp(it), _essence(doc, it)),
+                                reverse=True)
+            out.dropped.append(DroppedVersion(keep.id, keep.text, drop.text,
+                                              keep.category_raw))
+            doc.delete_item(drop)
+            out.notes.append(f"{where}duplicate id {keep.id} on {lines}: the fact was edited "
+                             "on two machines; kept the newer version, the other is in its "
+                             f"history (`memvault memory show {keep.id}`)")
+        elif not renumber_copies:
+            left.add(first.id)  # ambiguous until the user (or `doctor --fix`) decides
+        else:
+            new_id = _renumber(doc, other)
+            out.renumbered.append(f"{where}duplicate id {first.id} on {lines} with different "
+                                  f"text (a copied line, or hand edits on two machines): the "
+                                  f"later copy is now {new_id}")
+
+
+# -- reading past a conflict and resolving it ---------------------------------------------------
+
+
+def local_view(data: bytes, *, local_first: bool = True) -> bytes:
+    """The file as this clone sees it: each open block replaced by this clone's version."""
+    if b"<<<<<<<" not in data:
+        return data
+    tf = TextFile.parse(data)
+    for block in reversed(find_blocks(tf.lines, local_first=local_first)):
+        mine = [] if block.local_deleted else block.local
+        eol = tf.dominant_eol
+        tf.lines[block.start:block.end] = [Line(ln.text, ln.eol or eol) for ln in mine]
+    return tf.to_bytes()
+
+
+CHOICES = ("ours", "theirs", "both")
+
+
+def resolve_block(data: bytes, block: ConflictBlock, choice: str) -> bytes:
+    """Replace one block by this clone's version ("ours"), the incoming one ("theirs"),
+    or both ("both"; a second copy of the same fact gets a derived id)."""
+    if choice not in CHOICES:
+        raise ValueError(choice)
+    tf = TextFile.parse(data)
+    mine, theirs = block.versions()
+    texts = {"ours": mine, "theirs": theirs, "both": mine + theirs}[choice]
+    eol = tf.dominant_eol
+    last_eol = tf.lines[block.end - 1].eol
+    new = [Line(t, eol) for t in texts]
+    if new and block.end == len(tf.lines):
+        new[-1].eol = last_eol
+    tf.lines[block.start:block.end] = new
+    merged = tf.to_bytes()
+    if choice != "both":
+        return merged
+    doc = parse_bullets(merged)
+    while True:  # the second copy of one fact becomes a fact of its own
+        seen: set[str] = set()
+        copy = None
+        for it in doc.items:
+            if it.provisional or not it.editable:
+                continue
+            if it.id in seen:
+                copy = it
+                break
+            seen.add(it.id)
+        if copy is None:
+            return doc.to_bytes()
+        _renumber(doc, copy)
+
+
+def _renumber(doc: BulletDocument, item: BulletItem) -> str:
+    new_id = derived_id(item.id, item.text, {i.id for i in doc.items})
+    meta = dict(item.meta)
+    meta["id"] = new_id
+    doc.replace_item(item, render_updated_item(item, meta=meta))
+    return new_id
+
+
+__all__ = ["CHOICES", "CONFLICT_REASON", "ConflictBlock", "DroppedVersion", "Tidied",
+           "derived_id", "find_blocks", "local_view", "might_need_tidy", "resolve_block",
+           "tidy"]
