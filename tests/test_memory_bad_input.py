@@ -52,7 +52,6 @@ def test_unknown_id_is_a_one_line_error_and_changes_nothing(cli, vault_dir: Path
 
 @pytest.mark.parametrize(("fact_id", "reason"), [
     ("two002", "two metadata comments on one line"),
-    ("dup001", "appears on lines 26, 27"),
 ])
 def test_editing_an_ambiguous_item_is_refused(cli, vault_dir: Path, fact_id: str,
                                               reason: str) -> None:
@@ -61,6 +60,25 @@ def test_editing_an_ambiguous_item_is_refused(cli, vault_dir: Path, fact_id: str
     _one_line_error(cli("memory", "edit", fact_id, "x", expect=1), MEMORY, reason)
     _one_line_error(cli("memory", "delete", fact_id, "--yes", expect=1), MEMORY)
     assert snapshot(path) == before
+
+
+def test_a_copied_line_gets_its_own_id_on_the_next_write_with_a_warning(cli,
+                                                                       vault_dir: Path) -> None:
+    # Lines 26 and 27 share id dup001 (a copied line, edited). The next write keeps the id
+    # on the first and gives the later copy an id of its own: both texts stay.
+    path = put_memory(vault_dir, "memory_handedited.md")
+    listed = json.loads(cli("memory", "list", "--all", "--json").stdout)
+    before = snapshot(path)
+    assert snapshot(path) == before  # reading never writes
+    out = cli("memory", "edit", "dup001", "Copied line, corrected")
+    assert "duplicate id dup001 on lines 26, 27" in out.stderr and "later copy is now" in \
+        out.stderr
+    texts = {f["id"]: f["text"] for f in json.loads(
+        cli("memory", "list", "--all", "--json").stdout)["facts"]}
+    assert texts["dup001"] == "Copied line, corrected"
+    assert "Copied line, edited after a sync" in texts.values()
+    # Reading showed the copy under the id the write then gave it (derived, not random).
+    assert set(texts) == {f["id"] for f in listed["facts"]}
 
 
 def test_non_utf8_line_round_trips_but_cannot_be_edited(cli, vault_dir: Path) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import time
 import subprocess
+import time
 from pathlib import Path
 
 import pytest

@@ -15,8 +15,7 @@ from memvault.core.merge import CONFLICT_OPEN
 from memvault.services.git_setup import driver_command
 from memvault.services.setup import init_vault
 from tests.conftest import Cli
-from tests.git_helpers import (bare_repo, clone, fact_texts, git, git_proc,
-                               use_git_identity)
+from tests.git_helpers import bare_repo, clone, fact_texts, git, git_proc, use_git_identity
 
 BROKEN = "/nonexistent/old-venv/bin/python -m memvault merge-driver %O %A %B %P"
 

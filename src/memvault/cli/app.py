@@ -48,6 +48,7 @@ COMMANDS = {
     "learn": "memvault.cli.trade:learn",
     "index": "memvault.cli.search:index_group",
     "sync": "memvault.cli.sync:sync",
+    "resolve": "memvault.cli.resolve:resolve",
     "merge-driver": "memvault.cli.sync:merge_driver",
     "watch": "memvault.cli.watch:watch",
     "serve": "memvault.cli.serve:serve",

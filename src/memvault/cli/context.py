@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memvault.cli.state import print_json, state, wants_json
+from memvault.cli.state import print_json, state, wants_json, warn
 
 
 @click.command("context")
@@ -31,4 +31,6 @@ def context(ctx: click.Context, request: str, budget: int | None, no_personal: b
     if wants_json(ctx):
         print_json(block.to_dict())
         return
+    for warning in block.warnings:
+        warn(warning)
     click.echo(block.text, nl=False)

@@ -41,6 +41,7 @@ class AppState:
                 sys.stderr.write(f"memvault: created your vault at {self._vault.root} (the "
                                  "per-user default; --vault or MEMVAULT_VAULT picks another "
                                  "folder, `memvault init PATH` makes one)\n")
+            self._report_tidying()
             edits = self._vault.apply_inbox_edits()  # boxes ticked / lines deleted count now
             if edits.problem:
                 warn(f"inbox edits not applied: {edits.problem}")
@@ -49,6 +50,26 @@ class AppState:
                     sys.stderr.write(printable(f"inbox: {action} {record.id} "
                                                f"{record.text!r}") + "\n")
         return self._vault
+
+    def _report_tidying(self) -> None:
+        """What a write settles of a merge's leftovers is said on stderr at the end."""
+        from contextlib import ExitStack
+
+        from memvault.services.tidy import collecting_notes
+
+        ctx = click.get_current_context(silent=True)
+        if ctx is None:
+            return
+        stack = ExitStack()
+        notes = stack.enter_context(collecting_notes())
+
+        def done() -> None:
+            stack.close()
+            if not self.quiet:
+                for note in notes:
+                    sys.stderr.write(f"tidied: {note}\n")
+
+        ctx.call_on_close(done)
 
 
 def state(ctx: click.Context) -> AppState:

@@ -184,6 +184,8 @@ class ContextBlock:
     skipped_total: int = 0
     skipped_counts: dict[str, int] = field(default_factory=dict)
     trading: bool = True
+    warnings: list[str] = field(default_factory=list)
+    """About the vault, not the user: e.g. a merge conflict left open in Memory.md."""
 
     @property
     def manifest_next(self) -> int | None:
@@ -219,6 +221,7 @@ class ContextBlock:
                        "limits": dict(pol.limits) if pol.limits is not None else None,
                        "reason": pol.invalid_reason},
             "trading": self.trading,
+            "warnings": list(self.warnings),
             "text": self.text,
         }
 

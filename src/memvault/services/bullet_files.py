@@ -49,7 +49,20 @@ def _loaded(path: str, blob: Blob | None) -> LoadedFile:
 
 
 def load_bullet_file(backend: Backend, path: str) -> LoadedFile:
-    """The file as it is now, for reading (an empty file caught mid-save is waited for)."""
+    """The file as readers see it (an empty file caught mid-save is waited for): what a
+    merge left is settled and an open conflict block shows this clone's version
+    (`memvault.services.tidy.read_view`). Never writes."""
+    from memvault.services.tidy import read_view
+
+    blob = read_settled(backend, path, None)
+    if blob is None:
+        return _loaded(path, None)
+    return LoadedFile(path, parse_bullets(read_view(backend, path, blob.data)), blob.version,
+                      True)
+
+
+def load_raw(backend: Backend, path: str) -> LoadedFile:
+    """The file exactly as it is on disk, merge leftovers included (for `doctor`)."""
     return _loaded(path, read_settled(backend, path, None))
 
 
@@ -98,6 +111,8 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
     vanished from Inbox.md are not kept as lost: a deleted proposal is a rejection, which
     the proposal service applies from a settled, intact read.
     """
+    from memvault.services.tidy import record_dropped, report_notes, write_view
+
     track_losses = not path.endswith("/Inbox.md") and path != "Inbox.md"
     net = SafetyNet(backend)
     for attempt in range(MAX_ATTEMPTS):
@@ -105,17 +120,25 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
             time.sleep(random.uniform(0.01, 0.05) * attempt)
         with backend.lock():
             seen = net.seen(path)
-            loaded = _loaded(path, read_settled(backend, path, seen))
+            blob = read_settled(backend, path, seen)
+            loaded = _loaded(path, blob)
             doc = loaded.doc if loaded.exists else parse_bullets(initial)
             if doc.readonly_reason:
                 raise ReadOnly(doc.readonly_reason, path=path)
             if track_losses:
                 net.note_lost(net.vanished(path, seen, doc))
             before = record_ids(doc)
+            # What a merge left is settled in the same write, as memvault's own change
+            # (open conflict blocks stay, their items read-only, for `memvault resolve`).
+            tidied = write_view(backend, path, blob.data) if blob is not None else None
+            if tidied is not None and tidied.data != blob.data:
+                doc = parse_bullets(tidied.data)
             try:
                 result = apply(doc)
             except NoChange as stop:
-                return stop.result  # type: ignore[return-value]
+                if tidied is None or tidied.data == blob.data:
+                    return stop.result  # type: ignore[return-value]
+                result = stop.result  # nothing asked, but the merge leftovers are written
             data = doc.to_bytes()
             after = record_ids(doc)
             if before - after:  # removes records: their text leaves the net first
@@ -126,6 +149,9 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
                 continue
             if after - before or not before - after:
                 net.store(path, data, doc)
+            if tidied is not None:
+                record_dropped(backend, path, tidied)
+                report_notes(tidied.all_notes)
             return result
     raise Conflict("kept changing while memvault tried to update it; nothing was written",
                    path=path)

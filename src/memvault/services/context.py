@@ -18,6 +18,7 @@ It stays fast at any memory size:
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
@@ -62,7 +63,14 @@ class ContextService:
         blob = self.vault.backend.read(path)
         if blob is None:
             return "", []
-        key = (str(self.vault.root), path, str(blob.version))
+        from memvault.services.tidy import read_view
+
+        # As a merge should have left it: a forgotten record never served, an open
+        # conflict block read as this clone's version only.
+        data = read_view(self.vault.backend, path, blob.data)
+        version = str(blob.version) if data is blob.data else \
+            "view:" + hashlib.sha1(data).hexdigest()
+        key = (str(self.vault.root), path, version)
         with _CACHE_LOCK:
             hit = _PARSED.get(key)
             if hit is not None:
@@ -71,7 +79,7 @@ class ContextService:
         from memvault.core.bullets import parse_bullets
         from memvault.core.records import fact_from_item
 
-        records = [fact_from_item(it, known) for it in parse_bullets(blob.data).items]
+        records = [fact_from_item(it, known) for it in parse_bullets(data).items]
         _remember(_PARSED, key, records)
         return key[2], records
 
@@ -128,11 +136,27 @@ class ContextService:
         relevance: dict[str, Relevance] = {}
         if personal and request.strip() and not _all_fit(prepared, settings):
             relevance = self.vault.recall.relevance(request, search=search)
-        return select_context((), (), request=request, policy=policy, settings=settings,
-                              no_personal=no_personal, retrieval=self.vault.config.retrieval,
-                              feedback=feedback, relevance=relevance,
-                              manifest_offset=manifest_offset, prepared=prepared,
-                              trading=policy.exists or self.has_trades())
+        block = select_context((), (), request=request, policy=policy, settings=settings,
+                               no_personal=no_personal, retrieval=self.vault.config.retrieval,
+                               feedback=feedback, relevance=relevance,
+                               manifest_offset=manifest_offset, prepared=prepared,
+                               trading=policy.exists or self.has_trades())
+        if personal:
+            block.warnings = self.conflict_warnings()
+        return block
+
+    def conflict_warnings(self) -> list[str]:
+        """One line per memory file with a merge conflict still open."""
+        from memvault.services.tidy import open_blocks
+
+        out = []
+        for path in (self.vault.layout.memory, self.vault.layout.lessons):
+            blocks = open_blocks(self.vault.backend, path)
+            if blocks:
+                facts = ", ".join(i for b in blocks for i in b.fact_ids()) or "notes"
+                out.append(f"{path} has {len(blocks)} unresolved merge conflict(s) ({facts}); "
+                           "this clone's version is shown: run `memvault resolve`")
+        return out
 
     def has_trades(self) -> bool:
         """Whether this principal has recorded trades (its Trades/ folder has a note)."""

@@ -19,7 +19,7 @@ from memvault.core.records import FACT_CATEGORIES, LESSON_CATEGORIES
 from memvault.errors import VaultError
 from memvault.state_paths import CONFIG, EVENTS, TOMBSTONES
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, load_bullet_file,
-                                            new_record_id)
+                                            load_raw, new_record_id)
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -94,7 +94,7 @@ class DoctorService:
                                    int(at.group(1)) if at else None))
         for path, known in self.bullet_files():
             try:
-                loaded = load_bullet_file(self.backend, path)
+                loaded = load_raw(self.backend, path)
             except VaultError as exc:
                 out.append(Finding("error", path, str(exc).removeprefix(path + ": ")))
                 continue
@@ -160,6 +160,8 @@ class DoctorService:
                             seen.add(it.id)  # a later editable copy still needs a new id
                         continue
                     if it.provisional:
+                        # Its id gets written: never one a forget left dead.
+                        self.vault.tombstones.revive(it.id, it.text)
                         meta = {"id": it.id, "updated": now, **it.meta}
                         notes.append(f"{path}:{it.line_no}: stamped id {it.id}")
                     elif it.id in seen:
@@ -177,8 +179,13 @@ class DoctorService:
                     raise NoChange([])
                 return notes
 
-            fixed.extend(edit_bullet_file(self.backend, path, apply,
-                                          message="memvault doctor --fix"))
+            from memvault.services.tidy import collecting_notes
+
+            with collecting_notes() as settled:  # what a merge left, settled by the write
+                done = edit_bullet_file(self.backend, path, apply,
+                                        message="memvault doctor --fix")
+            fixed.extend(settled)
+            fixed.extend(done)
         for repair in self.fixers:
             fixed.extend(repair())
         report = self.check()

@@ -51,20 +51,24 @@ class ForgetIntent:
     permanent: bool
     reason: str = "forgotten"
     ts: int = field(default_factory=lambda: int(time.time()))
+    hand: list[str] = field(default_factory=list)
+    """Records that were hand-written bullets (provisional ids: never marked dead)."""
 
     def to_json(self) -> bytes:
         return (json.dumps({"id": self.id, "scope": self.scope, "records": self.records,
                             "keys": self.keys, "permanent": self.permanent,
-                            "reason": self.reason, "ts": self.ts}) + "\n").encode()
+                            "reason": self.reason, "ts": self.ts, "hand": self.hand})
+                + "\n").encode()
 
 
 def begin(vault: Vault, texts: dict[str, str], *, permanent: bool,
-          reason: str) -> ForgetIntent:
+          reason: str, hand: list[str] | None = None) -> ForgetIntent:
     """Record (durably) that these records (id -> text) are to be forgotten, before
     anything is touched."""
     keys = sorted({(rid, vault.tombstones.key_for(t)) for rid, t in texts.items() if t})
     intent = ForgetIntent(f"fg-{int(time.time())}-{secrets.token_hex(4)}",
-                          vault.layout.scope_name, list(texts), keys, permanent, reason)
+                          vault.layout.scope_name, list(texts), keys, permanent, reason,
+                          hand=list(hand or []))
     vault.backend.append(PENDING_FORGETS, intent.to_json(), message="memvault: forget")
     return intent
 
@@ -83,7 +87,8 @@ def complete(vault: Vault, intent: ForgetIntent) -> tuple[list[Fact], int]:
         active = vault.tombstones.active_keys()
         for rid, key in intent.keys:
             if key not in active:
-                vault.tombstones.add_key(key, rid, kind=intent.reason)
+                vault.tombstones.add_key(key, rid, kind=intent.reason,
+                                         provisional=rid in intent.hand)
         for text in all_texts:
             vault.scrub_text_elsewhere(text)
         SafetyNet(vault.backend).drop(ids=intent.records, texts=all_texts,
@@ -123,7 +128,8 @@ def pending(vault: Vault) -> list[ForgetIntent]:
             out.append(ForgetIntent(str(e["id"]), str(e["scope"]), list(e["records"]),
                                     [(str(r), str(k)) for r, k in e["keys"]],
                                     bool(e["permanent"]),
-                                    str(e.get("reason") or "forgotten"), int(e["ts"])))
+                                    str(e.get("reason") or "forgotten"), int(e["ts"]),
+                                    [str(r) for r in e.get("hand") or []]))
         except (ValueError, KeyError, TypeError):
             continue  # a torn last line: that intent was never begun
     return out

@@ -13,6 +13,7 @@ by memvault 0.1.0 (a plainer normalisation) are still honoured when reading.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from collections.abc import Iterable, Iterator
@@ -50,6 +51,7 @@ def scan_events(data: bytes, type_prefixes: tuple[str, ...], *,
     `scope`, only that principal's events.
     """
     needles = tuple(b'"' + t.encode() for t in type_prefixes)
+    seen: set[Any] = set()
     for raw in data.split(b"\n"):
         if not any(n in raw for n in needles):
             continue
@@ -61,6 +63,10 @@ def scan_events(data: bytes, type_prefixes: tuple[str, ...], *,
             continue
         if scope is not None and ev.get("scope", "default") != scope:
             continue
+        if "id" in ev:  # a union merge may hold one event twice: read it once
+            if ev["id"] in seen:
+                continue
+            seen.add(ev["id"])
         yield ev
 
 
@@ -100,8 +106,10 @@ class EventLog:
         self.scope = scope
 
     def read_all(self) -> list[dict[str, Any]]:
+        """Every event once (by id), without the history of permanently forgotten records
+        (a merge with a clone that still had it may bring those lines back)."""
         blob = self.backend.read(EVENTS)
-        return list(_iter_json_lines(blob.data)) if blob else []
+        return without_erased_history(_iter_json_lines(blob.data)) if blob else []
 
     def events(self, *, record: str | None = None, type_prefix: str | None = None,
                all_scopes: bool = False) -> list[dict[str, Any]]:
@@ -182,6 +190,9 @@ class EventLog:
             kept: list[bytes] = []
             removed = 0
             for raw, obj in rows:
+                if obj is not None and obj.get("type") == ERASED and obj.get("permanent"):
+                    kept.append(raw + b"\n")  # content-free: it keeps the erasure known
+                    continue
                 if obj is not None and (obj.get("record") in records or any(
                         isinstance(obj.get(f), str) and match_key(obj[f]) in keys
                         for f in _TEXT_FIELDS)):
@@ -195,6 +206,31 @@ class EventLog:
 
 
 _TEXT_FIELDS = ("text", "previous_text")
+ERASED = "fact.forgotten"
+"""The event type that, with `permanent: true`, marks a record whose history was erased."""
+
+
+def erased_records(events: Iterable[dict[str, Any]]) -> set[str]:
+    return {str(ev.get("record")) for ev in events
+            if ev.get("type") == ERASED and ev.get("permanent") and ev.get("record")}
+
+
+def without_erased_history(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events once each (by id), minus those of permanently forgotten records (their
+    content-free `fact.forgotten` events stay)."""
+    unique: list[dict[str, Any]] = []
+    seen: set[Any] = set()
+    for ev in events:
+        key = ev.get("id")
+        if key is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        unique.append(ev)
+    erased = erased_records(unique)
+    if not erased:
+        return unique
+    return [ev for ev in unique if ev.get("record") not in erased or ev.get("type") == ERASED]
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,25 +277,50 @@ class Tombstones:
         """Whether `text` is tombstoned under any of its keys, given `active_keys()`."""
         return any(key in active for key in self.keys_for(text))
 
-    def add(self, text: str, record: str, kind: str = "forgotten") -> Tombstone:
+    def dead_records(self) -> set[str]:
+        """Record ids whose latest tombstone entry is not `lifted`: forgotten or rejected,
+        and not restored since. A merged line with such an id is removed."""
+        return dead_records_in(self.backend, self.scope)
+
+    def add(self, text: str, record: str, kind: str = "forgotten", *,
+            provisional: bool = False) -> Tombstone:
+        """`provisional`: `record` is a hand-written bullet's provisional id, which the
+        same words typed again would get again; such an entry never marks the id dead."""
         ts = int(time.time())
-        stone = {"key": self.key_for(text), "record": record, "ts": ts, "kind": kind,
-                 "scope": self.scope}
+        stone: dict[str, Any] = {"key": self.key_for(text), "record": record, "ts": ts,
+                                 "kind": kind, "scope": self.scope}
+        if provisional:
+            stone["hand"] = True
         self.backend.append(TOMBSTONES, _dump(stone), message="memvault: tombstone")
         return Tombstone(stone["key"], record, ts, kind)
 
-    def add_key(self, key: str, record: str, kind: str = "forgotten") -> Tombstone:
-        """A tombstone from its key alone (finishing a forget whose text is gone)."""
+    def add_key(self, key: str, record: str, kind: str = "forgotten", *,
+                provisional: bool = False) -> Tombstone:
+        """A tombstone from its key alone (finishing a forget whose text is gone);
+        `provisional` as in `add`."""
         ts = int(time.time())
-        stone = {"key": key, "record": record, "ts": ts, "kind": kind, "scope": self.scope}
+        stone: dict[str, Any] = {"key": key, "record": record, "ts": ts, "kind": kind,
+                                 "scope": self.scope}
+        if provisional:
+            stone["hand"] = True
         self.backend.append(TOMBSTONES, _dump(stone), message="memvault: tombstone")
         return Tombstone(key, record, ts, kind)
 
+    def revive(self, record: str, text: str) -> None:
+        """A hand-written bullet's provisional id is about to be written: if an earlier
+        fact with that id was forgotten, say the id is alive again (else the next tidy
+        would take the new line for the forgotten one)."""
+        if record in self.dead_records():
+            self.lift(text, record)
+
     def lift(self, text: str, record: str) -> bool:
         """Cancel the tombstones for `text` (an explicit `remember` by the user), under
-        whichever of its keys they were written."""
+        whichever of its keys they were written, and mark `record` alive again (a
+        restore) even when the text was lifted meanwhile."""
         active = self.active_keys()
         keys = [key for key in dict.fromkeys(self.keys_for(text)) if key in active]
+        if not keys and record in self.dead_records():
+            keys = [self.key_for(text)]
         if not keys:
             return False
         now = int(time.time())
@@ -267,3 +328,42 @@ class Tombstones:
                                 "scope": self.scope}) for key in keys)
         self.backend.append(TOMBSTONES, lines, message="memvault: lift tombstone")
         return True
+
+
+_DEAD_CACHE: dict[tuple[str, str], frozenset[str]] = {}
+_STONE = re.compile(rb'\{"key":"[0-9a-f]*","record":"([^"\\]*)","ts":(\d+),"kind":"([^"\\]*)",'
+                    rb'"scope":"([^"\\]*)"(,"hand":true)?\}')
+
+
+def dead_records_in(backend: Backend, scope: str) -> frozenset[str]:
+    """`Tombstones.dead_records`, parsed once per tombstones version (cheap to call)."""
+    blob = backend.read(TOMBSTONES)
+    if blob is None:
+        return frozenset()
+    key = (scope, blob.version)  # versions are content hashes on every backend
+    hit = _DEAD_CACHE.get(key)
+    if hit is not None:
+        return hit
+    latest: dict[str, tuple[Any, str]] = {}
+    for raw in blob.data.split(b"\n"):
+        fast = _STONE.fullmatch(raw.rstrip(b"\r"))
+        if fast:  # a line as `Tombstones.add` writes it: no JSON parsing needed
+            record, stamp, kind, where, hand = (g.decode("utf-8", "replace") if g else ""
+                                                for g in fast.groups())
+            ts: Any = int(stamp)
+        else:
+            e = next(_iter_json_lines(raw), None)
+            if e is None or not isinstance(e.get("record"), str):
+                continue
+            record, kind, where = e["record"], str(e.get("kind")), str(e.get("scope", "default"))
+            hand = "1" if e.get("hand") else ""
+            ts = e.get("ts", 0) if isinstance(e.get("ts", 0), (int, float)) else 0
+        if where != scope or hand:
+            continue
+        if record not in latest or ts >= latest[record][0]:
+            latest[record] = (ts, kind)
+    dead = frozenset(r for r, (_ts, kind) in latest.items() if kind != "lifted")
+    if len(_DEAD_CACHE) > 64:
+        _DEAD_CACHE.clear()
+    _DEAD_CACHE[key] = dead
+    return dead

@@ -140,6 +140,8 @@ class LifecycleService:
             meta = dict(item.meta)
             meta["id"] = item.id
             meta["status"] = status
+            if item.provisional:  # its id gets written: never one a forget left dead
+                self.vault.tombstones.revive(item.id, item.text)
             doc.replace_item(item, render_updated_item(item, meta=meta))
             return fact_from_item(doc.find(record_id)[0], known)
 
@@ -239,6 +241,8 @@ class LifecycleService:
             meta = dict(item.meta)
             meta["id"] = item.id
             meta["status"] = status
+            if item.provisional:
+                self.vault.tombstones.revive(item.id, item.text)
             doc.replace_item(item, render_updated_item(item, meta=meta))
 
         edit_bullet_file(self.vault.backend, path, apply, message="memvault: journal replay")

@@ -193,6 +193,8 @@ class MemoryService:
             meta["updated"] = str(_now())
             if meta.get("auth") == "inferred":
                 meta["auth"] = "explicit"
+            if item.provisional:  # its id gets written: never one a forget left dead
+                self.vault.tombstones.revive(item.id, new_text or item.text)
             doc.replace_item(item, render_updated_item(item, text=new_text, category=new_cat,
                                                        meta=meta))
             changed[0] = True
@@ -259,7 +261,8 @@ class MemoryService:
                                    path=self.path)
                 previous[fid] = past
             texts[fid] = previous[fid].text
-        intent = begin(self.vault, texts, permanent=permanent, reason=reason)
+        hand = [fid for fid, fact in previous.items() if fact.provisional]
+        intent = begin(self.vault, texts, permanent=permanent, reason=reason, hand=hand)
         _, purged = complete(self.vault, intent)
         return ForgetResult(forgotten=[previous[fid] for fid in wanted], permanent=permanent,
                             purged_events=purged)

@@ -30,14 +30,20 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from memvault.core.bullets import parse_bullets
-from memvault.errors import InvalidInput, VaultError
-from memvault.state_paths import JOURNALS, STATE_DIR, TOMBSTONES
+from memvault.errors import InvalidInput
 from memvault.services.git_repo import GitRepo, git_error, last_line
-from memvault.services.git_setup import (DRIVER_NAME, MEMORY_FILES, SetupReport,
-                                         attributes_status, check_driver, install_driver,
-                                         setup_clone)
+from memvault.services.git_setup import (
+    DRIVER_NAME,
+    MEMORY_FILES,
+    SetupReport,
+    attributes_status,
+    check_driver,
+    install_driver,
+    setup_clone,
+)
 from memvault.services.merge_driver import TOMBSTONE_ENV, merge_files
 from memvault.services.sync_report import SyncReport, autostash_steps, open_operation_steps
+from memvault.state_paths import JOURNALS, STATE_DIR, TOMBSTONES
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -81,6 +87,7 @@ class GitSync:
         try:
             self._finish_open_operation(report)
             self._ensure_setup(report)
+            self._tidy(report)
             before = self._facts()
             report.committed = self._commit(message)
             report.conflicts = _conflicts(self.vault)
@@ -154,6 +161,16 @@ class GitSync:
             install_driver(self.repo)
             report.warnings.append(f"repaired the merge driver: {problem}")
 
+    def _tidy(self, report: SyncReport) -> bool:
+        """Settle what merges left in the memory files and journals (every scope)."""
+        from memvault.services.tidy import tidy_journal, tidy_vault
+
+        if self.repo.operation() is not None:
+            return False
+        notes = tidy_vault(self.vault, every_scope=True).notes + tidy_journal(self.vault)
+        report.reconciled += notes
+        return bool(notes)
+
     # -- 3. commit -----------------------------------------------------------------------
 
     def _own_paths(self) -> list[str]:
@@ -218,6 +235,8 @@ class GitSync:
                              check=False).returncode != 0:
                 self.repo.run("branch", "-q", f"--set-upstream-to={upstream}")
             stash_steps = self._rebase(upstream, report)
+            if self._tidy(report):
+                self._commit("memvault sync: settle what the merge left in memory files")
             report.conflicts = _conflicts(self.vault)
             if report.conflicts or report.problems:
                 report.waiting = int(self.repo.out("rev-list", "--count", f"{upstream}..HEAD"))
@@ -347,5 +366,3 @@ def _diff_facts(before: dict[str, tuple[str, str | None]],
             report.changed.append({"id": fid, "text": text})
     report.forgotten = [fid for fid in before if fid not in after]
 
-
-__all__ = ["GitSync", "SyncReport", "VaultError"]

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from memvault.services.proposals import ProposalService
     from memvault.services.recall import RecallService
     from memvault.services.recovery import RecoveryService
+    from memvault.services.resolve import ResolveService
     from memvault.services.search import SearchService
     from memvault.services.trades import TradeService
     from memvault.services.transfer import TransferService
@@ -242,16 +243,25 @@ class Vault:
         return RecoveryService(self)
 
     @cached_property
+    def resolver(self) -> ResolveService:
+        from memvault.services.resolve import ResolveService
+
+        return ResolveService(self)
+
+    @cached_property
     def doctor(self) -> DoctorService:
         from memvault.services.doctor import DoctorService
+        from memvault.services.git_doctor import fix_driver, sync_doctor_findings
         from memvault.services.policy import notes_doctor_findings
         from memvault.services.recovery import recovery_doctor_findings
         from memvault.services.search import unreadable_notes_check
-        from memvault.services.git_doctor import fix_driver, sync_doctor_findings
+        from memvault.services.tidy import tidy_findings, tidy_journal
 
         service = DoctorService(self)
         service.checks.append(lambda: sync_doctor_findings(self))
+        service.checks.append(lambda: tidy_findings(self))
         service.fixers.append(lambda: fix_driver(self))
+        service.fixers.append(lambda: tidy_journal(self))
         service.checks.append(lambda: unreadable_notes_check(self))
         service.checks.append(lambda: notes_doctor_findings(self))
         service.checks.append(lambda: recovery_doctor_findings(self))

@@ -1,0 +1,277 @@
+"""Every command reads memory files as a merge should have left them, and writes them so.
+
+A clone synced by plain git or Obsidian Git merges memory files as unions of lines; the
+rules that settle what such a merge leaves are pure (`memvault.core.reconcile`). This
+module applies them where the vault is read and written:
+
+- `read_view`: what every reader sees — tidied, and each conflict block still open shown
+  as this clone's version only (so a fact is never listed or served twice, and a
+  forgotten one never at all). Reading never writes.
+- `write_view`: what the one write path (`edit_bullet_file`) edits — tidied, with open
+  conflict blocks kept for `memvault resolve`. The next write of the file settles it.
+- `tidy_vault`: settle every memory file now (every CLI command does it first, and
+  `memvault sync` after a merge), recording each older version a newer one replaced in
+  the journal, and saying what it did.
+
+Whether the first or second section of a git-style block is this clone's depends on git:
+during a rebase git shows upstream first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memvault.backends.base import Backend
+from memvault.core.bullets import normalise_text
+from memvault.core.reconcile import ConflictBlock, Tidied, local_view, might_need_tidy, tidy
+from memvault.errors import ReadOnly
+from memvault.layout import DEFAULT_SCOPE, SCOPES_FOLDER
+from memvault.services.journal import EventLog, dead_records_in
+
+if TYPE_CHECKING:
+    from memvault.services.doctor import Finding
+    from memvault.services.vault import Vault
+
+MERGED_EVENT = "fact.merged"
+_NOTES: ContextVar[list[str] | None] = ContextVar("memvault_tidy_notes", default=None)
+
+
+@contextmanager
+def collecting_notes() -> Iterator[list[str]]:
+    """Collect what writes settled while the block runs (the CLI prints it at the end)."""
+    notes: list[str] = []
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
+
+
+def report_notes(notes: list[str]) -> None:
+    sink = _NOTES.get()
+    if sink is not None:
+        sink.extend(n for n in notes if n not in sink)
+
+
+def scope_of(path: str) -> str:
+    """The principal a memory file belongs to, from its path (`…/scopes/<name>/X.md`)."""
+    parts = path.split("/")
+    if len(parts) >= 3 and parts[-3] == SCOPES_FOLDER:
+        return parts[-2]
+    return DEFAULT_SCOPE
+
+
+def this_clone_first(backend: Backend) -> bool:
+    """False while a rebase is open: git then shows the upstream side first."""
+    git_dir = getattr(backend, "git_dir", None)
+    if git_dir is None:
+        return True
+    from memvault.backends.fs_git import operation_in_progress
+
+    return operation_in_progress(git_dir) != "rebase"
+
+
+def write_view(backend: Backend, path: str, data: bytes) -> Tidied:
+    scope = scope_of(path)
+    dead = dead_records_in(backend, scope) if data else frozenset()
+    if not might_need_tidy(data, dead):
+        return Tidied(data)
+    return tidy(data, dead=dead, local_first=this_clone_first(backend), path=path,
+                known=_journal_knows(backend, scope))
+
+
+def _journal_knows(backend: Backend, scope: str) -> Callable[[str, str], bool]:
+    """`known(record, text)`: the journal holds this text for this record (read lazily)."""
+    pairs: set[tuple[str, str]] | None = None
+
+    def known(record: str, text: str) -> bool:
+        nonlocal pairs
+        if pairs is None:
+            pairs = set()
+            for ev in EventLog(backend, scope).events():
+                for name in ("text", "previous_text"):
+                    if isinstance(ev.get(name), str):
+                        pairs.add((str(ev.get("record")), normalise_text(ev[name])))
+        return (record, normalise_text(text)) in pairs
+
+    return known
+
+
+def read_view(backend: Backend, path: str, data: bytes) -> bytes:
+    tidied = write_view(backend, path, data)
+    if not tidied.blocks:
+        return tidied.data
+    return local_view(tidied.data, local_first=this_clone_first(backend))
+
+
+def open_blocks(backend: Backend, path: str) -> list[ConflictBlock]:
+    blob = backend.read(path)
+    return write_view(backend, path, blob.data).blocks if blob else []
+
+
+def record_dropped(backend: Backend, path: str, tidied: Tidied) -> None:
+    """Each older version a newer one replaced goes to the journal (nothing is lost)."""
+    if not tidied.dropped:
+        return
+    events = []
+    for d in tidied.dropped:
+        digest = hashlib.sha1(f"{d.record}\x00{d.dropped_text}\x00{d.kept_text}".encode(
+            "utf-8", "surrogateescape")).hexdigest()[:12]
+        event = {"id": f"mg-{digest}", "type": MERGED_EVENT, "record": d.record,
+                 "previous_text": d.dropped_text, "category": d.category, "via": "merge"}
+        if d.kept_text:
+            event["text"] = d.kept_text
+        events.append(event)
+    EventLog(backend, scope_of(path)).append_many(events)
+
+
+@dataclass(slots=True)
+class TidyReport:
+    notes: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    skipped: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"notes": self.notes, "conflicts": self.conflicts, "skipped": self.skipped}
+
+
+def memory_files(vault: Vault, *, every_scope: bool = False) -> list[str]:
+    files = list(vault.layout.memory_files)
+    if every_scope:
+        prefix = f"{vault.layout.home_root}/{SCOPES_FOLDER}/"
+        for path in vault.backend.list(vault.layout.home_root):
+            if path.startswith(prefix) and path.count("/") == prefix.count("/") + 1 and \
+                    path.rsplit("/", 1)[-1] in ("Memory.md", "Lessons.md", "Inbox.md"):
+                files.append(path)
+    return files
+
+
+def tidy_vault(vault: Vault, *, every_scope: bool = False) -> TidyReport:
+    """Settle what merges left in the memory files now (see the module doc)."""
+    from memvault.services.bullet_files import NoChange, edit_bullet_file
+
+    report = TidyReport()
+    for path in memory_files(vault, every_scope=every_scope):
+        blob = vault.backend.read(path)
+        if blob is None:
+            continue
+        tidied = write_view(vault.backend, path, blob.data)
+        report.conflicts += [f"{path}:{b.line_no}: {b.reason}" for b in tidied.blocks]
+        if tidied.data == blob.data:
+            continue
+
+        def keep(_doc: Any) -> None:
+            raise NoChange(None)  # the write path persists the tidied file
+
+        try:
+            edit_bullet_file(vault.backend, path, keep, message="memvault: tidy after a merge")
+        except ReadOnly as exc:
+            report.skipped = str(exc)
+            return report
+        report.notes += tidied.notes
+    return report
+
+
+def tidy_findings(vault: Vault) -> list[Finding]:
+    """For doctor: what the next write would settle in each memory file."""
+    from memvault.services.doctor import Finding
+
+    out = []
+    for path in vault.layout.memory_files:
+        blob = vault.backend.read(path)
+        if blob is None:
+            continue
+        tidied = write_view(vault.backend, path, blob.data)
+        for note in tidied.notes:
+            out.append(Finding("warning", path, note.removeprefix(f"{path}: ")
+                               + " — not yet written: `memvault doctor --fix` (or any "
+                               "memvault change) writes it"))
+    return out
+
+
+_MARKERS = (b"<<<<<<<", b"=======", b">>>>>>>", b"|||||||")
+
+
+def tidy_journal(vault: Vault) -> list[str]:
+    """Settle what a text merge left in the journals: conflict marker lines and an event
+    twice are removed, and the history of a permanently forgotten record that a merge
+    brought back is erased again (its content-free `fact.forgotten` event stays)."""
+    import json
+
+    from memvault.backends.base import MISSING
+    from memvault.errors import Conflict
+    from memvault.services.journal import erased_records
+    from memvault.state_paths import EVENTS, JOURNALS
+
+    notes: list[str] = []
+    backend = vault.backend
+    for path in JOURNALS:
+        with backend.lock():
+            blob = backend.read(path)
+            if blob is None:
+                continue
+            kept: list[bytes] = []
+            seen: set[bytes] = set()
+            markers = twice = 0
+            for raw in blob.data.split(b"\n"):
+                if not raw.strip():
+                    continue
+                if raw.startswith(_MARKERS):
+                    markers += 1
+                    continue
+                key = raw
+                if path == EVENTS:
+                    try:
+                        key = str(json.loads(raw).get("id", raw)).encode()
+                    except (ValueError, AttributeError):
+                        pass
+                if key in seen:
+                    twice += 1
+                    continue
+                seen.add(key)
+                kept.append(raw + b"\n")
+            if markers or twice:
+                try:
+                    backend.write(path, b"".join(kept), expected=blob.version or MISSING,
+                                  message="memvault: tidy the journal after a merge")
+                except Conflict:
+                    continue  # written meanwhile: the next tidy settles it
+                if markers:
+                    notes.append(f"{path}: removed {markers} merge conflict marker line(s)")
+                if twice:
+                    notes.append(f"{path}: removed {twice} line(s) a merge held twice")
+    blob = backend.read(EVENTS)
+    if blob is not None:
+        raw_events = _json_lines(blob.data)
+        for record in sorted(erased_records(raw_events)):
+            leftovers = [ev for ev in raw_events if ev.get("record") == record
+                         and ev.get("type") != "fact.forgotten"]
+            if not leftovers:
+                continue
+            scope = str(leftovers[0].get("scope", DEFAULT_SCOPE))
+            removed = EventLog(backend, scope).purge_record(record)
+            if removed:
+                notes.append(f"{EVENTS}: erased {removed} event(s) of {record}, forgotten "
+                             "permanently, that a merge brought back")
+    return notes
+
+
+def _json_lines(data: bytes) -> list[dict[str, Any]]:
+    import json
+
+    out = []
+    for raw in data.split(b"\n"):
+        if b'"record"' not in raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
