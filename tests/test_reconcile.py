@@ -156,3 +156,11 @@ def test_an_unbalanced_marker_is_not_a_block() -> None:
     data = (HEAD + "<<<<<<< HEAD\n" + fact("aaaaaa", "x")).encode()
     assert find_blocks(TextFile.parse(data).lines) == []
     assert tidy(data).data == data
+
+
+def test_forgetting_the_first_of_two_copies_keeps_the_copy() -> None:
+    # Lines sharing an id that are different facts (a copy): forgetting the id means the
+    # fact the reader saw under it, not the copy, which has an id of its own.
+    data = (HEAD + fact("aaaaaa", "I like tea", 7) + fact("aaaaaa", "I like coffee", 7)).encode()
+    out = tidy(data, dead={"aaaaaa"})
+    assert texts(out.data) == ["I like coffee"]

@@ -299,8 +299,9 @@ def tidy(data: bytes, *, dead: Iterable[str] = (), local_first: bool = True,
         out.notes.append(f"{where}settled a merge conflict block at line {block.line_no} "
                          f"({facts}) fact by fact")
     doc = parse_bullets(tf.to_bytes())
-    _drop_dead(doc, dead, out, where)
+    # Copies first: a copy that became a fact of its own is not the forgotten one.
     _settle_duplicates(doc, out, where, known, renumber_copies)
+    _drop_dead(doc, dead, out, where)
     out.data = doc.to_bytes()
     out.blocks = find_blocks(doc.file.lines, local_first=local_first)
     return out
@@ -310,8 +311,8 @@ def _drop_dead(doc: BulletDocument, dead: set[str], out: Tidied, where: str) -> 
     for it in sorted((it for it in doc.items if it.id in dead and it.editable
                       and not it.provisional), key=lambda it: it.start, reverse=True):
         doc.delete_item(it)
-        out.notes.append(f"{where}removed {it.id}: it was forgotten, and a merge brought "
-                         "it back")
+        out.notes.append(f"{where}removed {it.id}: it was forgotten (a merge, or an "
+                         "unfinished forget, had left its line)")
 
 
 def _settle_duplicates(doc: BulletDocument, out: Tidied, where: str,

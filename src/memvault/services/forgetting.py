@@ -173,8 +173,11 @@ def _remove_from_memory(vault: Vault, intent: ForgetIntent, texts: list[str]) ->
                  paths=vault.layout.memory_files)
         return removed
 
-    edit_bullet_file(vault.backend, vault.layout.memory, apply,
-                     message="memvault: forget facts")
+    from memvault.services.tidy import collecting_notes
+
+    with collecting_notes():  # the tombstones just written make these lines "forgotten"
+        edit_bullet_file(vault.backend, vault.layout.memory, apply,
+                         message="memvault: forget facts")
     return list(reversed(removed))
 
 
