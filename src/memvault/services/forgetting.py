@@ -162,7 +162,10 @@ def _remove_from_memory(vault: Vault, intent: ForgetIntent, texts: list[str]) ->
 
     def apply(doc: BulletDocument) -> list[Fact]:
         removed.clear()
-        items = [it for it in doc.items if it.id in wanted and it.editable]
+        # A hand-written bullet whose provisional id came to equal a forgotten written id
+        # (ids of hand-written bullets follow the file) is not that fact.
+        items = [it for it in doc.items if it.id in wanted and it.editable
+                 and (not it.provisional or it.id in intent.hand)]
         if not items:
             raise NoChange([])
         for item in sorted(items, key=lambda it: it.start, reverse=True):
