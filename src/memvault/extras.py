@@ -9,6 +9,7 @@ never run, so they are extras:
 | `mcp` | the MCP SDK (with uvicorn, starlette, httpx, jsonschema, …) | `memvault serve` |
 | `github` | PyGithub (with requests, PyNaCl, PyJWT) | the GitHub backend |
 | `hosted` | cryptography | hosted mode |
+| `history` | git-filter-repo | `memvault forget --permanent --rewrite-history` |
 
 `pip install 'memvault[all]'` installs every one. A command that needs a missing part
 fails with one line naming the extra to install.
@@ -24,6 +25,7 @@ EXTRAS = {
     "mcp": ("mcp.server.mcpserver", "the MCP server (`memvault serve`)"),
     "github": ("github", "the GitHub backend"),
     "hosted": ("cryptography", "hosted mode"),
+    "history": ("git_filter_repo", "rewriting git history (`forget --rewrite-history`)"),
 }
 
 

@@ -44,21 +44,36 @@ def remember(ctx: click.Context, text: str, category: str | None) -> None:
 @click.argument("query", metavar="TEXT_OR_ID")
 @click.option("--permanent", is_flag=True,
               help="Also erase the facts' history: no copy of the text is left in the vault.")
+@click.option("--rewrite-history", "rewrite_history", is_flag=True,
+              help="With --permanent, in a git clone: also rewrite this clone's git history "
+                   "without the words (asks first; then `memvault sync --force-with-lease`). "
+                   "Also for words forgotten earlier: give them as TEXT_OR_ID.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.pass_context
-def forget(ctx: click.Context, query: str, permanent: bool, yes: bool) -> None:
+def forget(ctx: click.Context, query: str, permanent: bool, rewrite_history: bool,
+           yes: bool) -> None:
     """Forget the facts whose id is TEXT_OR_ID, or whose text contains it
     (case-insensitive); shows what it will forget and asks first.
 
     A content-free tombstone stops the same text from being proposed again. With
-    --permanent, an id only the history still holds is found there and erased too.
+    --permanent, an id only the history still holds is found there and erased too, and
+    in a git clone memvault says how many commits still hold the words.
 
-    Example: memvault forget "Aurora" --yes
+    Example: memvault forget "Aurora" --permanent --rewrite-history
     """
+    from memvault.cli.forget_history import after_forget, words_only
+
+    if rewrite_history and not permanent:
+        from memvault.errors import UsageError
+
+        raise UsageError("--rewrite-history goes with --permanent")
     vault = state(ctx).vault()
     matches = vault.memory.find_matches(query, history=permanent)
     as_json = wants_json(ctx)
     if not matches:
+        if rewrite_history:  # words forgotten earlier, still in git history
+            words_only(ctx, vault, query, yes=yes)
+            return
         from memvault.errors import NotFound
 
         raise NotFound(f"no fact matches {query!r}", path=vault.layout.memory)
@@ -69,10 +84,17 @@ def forget(ctx: click.Context, query: str, permanent: bool, yes: bool) -> None:
     if not confirm(f"Forget {len(matches)} fact(s){' permanently' if permanent else ''}?",
                    yes=yes, action="forget"):
         ctx.exit(1)
+    texts = []
+    if permanent:
+        from memvault.services.history import texts_of
+
+        texts = texts_of(vault, [f.id for f in matches]) or [f.text for f in matches]
     result = vault.memory.forget([f.id for f in matches], permanent=permanent)
-    if as_json:
-        print_json(result.to_dict())
-    else:
+    if not as_json:
         console().print(f"forgot {len(result.forgotten)} fact(s)"
                         + (" permanently" if permanent else
                            " (history kept: `memvault memory restore ID` undoes it)"))
+    history = after_forget(ctx, vault, texts, rewrite=rewrite_history, yes=yes) \
+        if permanent else None
+    if as_json:
+        print_json({**result.to_dict(), **({"history": history} if history else {})})

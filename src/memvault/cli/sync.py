@@ -13,8 +13,12 @@ from memvault.cli.state import console, esc, notice, print_json, state, wants_js
 @click.option("--setup", is_flag=True, help="Set this clone up to merge memory files safely "
               "(.gitattributes, .git/info/attributes, the merge driver, .gitignore) and stop.")
 @click.option("--message", "-m", help="Commit message for local changes.")
+@click.option("--force-with-lease", "force_with_lease", is_flag=True,
+              help="After `forget --rewrite-history`: replace the remote's history with this "
+                   "clone's (only if the remote is still where the rewrite started).")
 @click.pass_context
-def sync(ctx: click.Context, setup: bool, message: str | None) -> None:
+def sync(ctx: click.Context, setup: bool, message: str | None,
+         force_with_lease: bool) -> None:
     """Commit memvault's changes, pull with rebase, push; show what came in.
 
     The vault must be a git clone. Memory.md, Lessons.md and Inbox.md merge fact by
@@ -39,7 +43,7 @@ def sync(ctx: click.Context, setup: bool, message: str | None) -> None:
             for line in report.lines():
                 console().print(esc(line))
         return
-    result = git.sync(message=message)
+    result = git.sync(message=message, force_with_lease=force_with_lease)
     if as_json:
         print_json(result.to_dict())
     else:

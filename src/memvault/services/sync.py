@@ -42,7 +42,12 @@ from memvault.services.git_setup import (
     setup_clone,
 )
 from memvault.services.merge_driver import TOMBSTONE_ENV, merge_files
-from memvault.services.sync_report import SyncReport, autostash_steps, open_operation_steps
+from memvault.services.sync_report import (
+    SyncReport,
+    autostash_steps,
+    open_operation_steps,
+    rewritten_upstream_steps,
+)
 from memvault.state_paths import JOURNALS, STATE_DIR, TOMBSTONES
 
 if TYPE_CHECKING:
@@ -81,9 +86,15 @@ class GitSync:
 
     # -- sync ----------------------------------------------------------------------------
 
-    def sync(self, message: str | None = None) -> SyncReport:
+    def sync(self, message: str | None = None, *, force_with_lease: bool = False
+             ) -> SyncReport:
+        """One sync (see the module doc). `force_with_lease`: push the history that
+        `forget --rewrite-history` rewrote, replacing the remote's (nothing else)."""
+        from memvault.services.history import GitHistory
+
         self._require_clone()
         report = SyncReport()
+        history = GitHistory(self.vault)
         try:
             self._finish_open_operation(report)
             self._ensure_setup(report)
@@ -93,6 +104,9 @@ class GitSync:
             report.conflicts = _conflicts(self.vault)
             if report.conflicts:
                 report.waiting = self._ahead_of_known_upstream()
+                return report
+            if history.pending() is not None or force_with_lease:
+                history.push_rewritten(self, report, confirmed=force_with_lease)
                 return report
             self._exchange(report)
             _diff_facts(before, self._facts(), report)
@@ -221,9 +235,14 @@ class GitSync:
         upstream = f"{remote}/{branch}"
         report.remote = upstream
         for _attempt in range(PUSH_ATTEMPTS):
+            known = self.repo.rev(upstream)
             fetch = self.repo.run("fetch", "-q", remote, check=False)
             if fetch.returncode != 0:
                 report.offline = f"cannot reach {remote} ({git_error(fetch.stderr)})"
+                report.waiting = self._ahead_of_known_upstream()
+                return
+            if known and self.repo.rev(upstream) and not self._descends(upstream, known):
+                report.problems.append(rewritten_upstream_steps(upstream, known))
                 report.waiting = self._ahead_of_known_upstream()
                 return
             if self.repo.rev(upstream) is None:
@@ -251,6 +270,10 @@ class GitSync:
         report.waiting = int(self.repo.out("rev-list", "--count", f"{upstream}..HEAD"))
         report.problems.append(f"not pushed: {upstream} kept moving while memvault tried "
                                "to push; run `memvault sync` again")
+
+    def _descends(self, ref: str, ancestor: str) -> bool:
+        return self.repo.run("merge-base", "--is-ancestor", ancestor, ref,
+                             check=False).returncode == 0
 
     def _push(self, remote: str, branch: str, report: SyncReport, ahead: int, *,
               set_upstream: bool = False) -> bool:

@@ -109,3 +109,13 @@ def open_operation_steps(operation: str, paths: list[str], *, detail: str = "") 
                 "merge and merges memory files itself)")
     return (f"a git {operation} is in progress: finish it with `git {operation} --continue` "
             f"(or `git {operation} --abort`), then run `memvault sync`")
+
+
+def rewritten_upstream_steps(upstream: str, known: str) -> str:
+    """Steps when the remote's history was replaced (a `forget --rewrite-history`)."""
+    return (f"{upstream}'s history was rewritten (by `memvault forget --rewrite-history` on "
+            f"another clone, or a force push): a normal sync would bring back what was "
+            f"removed, so nothing was pulled or pushed. To take the new history and keep this "
+            f"clone's unpushed commits: `git rebase --onto {upstream} {known[:12]}`, then "
+            f"`memvault sync`; or, to drop them, `git reset --keep {upstream}` (uncommitted "
+            f"notes stay)")
