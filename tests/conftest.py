@@ -79,3 +79,34 @@ def run_memvault(*args: str, cwd: Path | None = None, env: dict[str, str] | None
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "memvault", *args], cwd=cwd, env=full_env,
                           input=input, capture_output=True, text=True, timeout=timeout)
+
+
+# -- the shared corpus of real vaults ---------------------------------------------------
+
+CORPUS_ENV = "MEMVAULT_TEST_CORPUS"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def corpus_folder() -> tuple[Path, bool]:
+    """Where the real-vault corpus is, and whether it is required.
+
+    `MEMVAULT_TEST_CORPUS` names the folder and makes the corpus required (`.ci/run` sets
+    it, so a missing corpus fails CI). Without it, the folder is `shared/corpus` beside
+    the repository (how CI lays out its checkout), and tests skip when it is absent.
+    """
+    named = os.environ.get(CORPUS_ENV)
+    if named:
+        return Path(named).expanduser().absolute(), True
+    return REPO_ROOT.parent / "shared" / "corpus", False
+
+
+def corpus_file(name: str) -> Path:
+    """A file of the corpus, or skip (or fail, when required) naming what is missing."""
+    folder, required = corpus_folder()
+    path = folder / name
+    if not path.is_file():
+        if required:
+            pytest.fail(f"corpus file {path} is missing and {CORPUS_ENV} requires it")
+        pytest.skip(f"corpus absent: no {name} in {folder} (put shared/corpus beside the "
+                    f"repository or set {CORPUS_ENV} to its folder)")
+    return path

@@ -15,12 +15,9 @@ import pytest
 
 from memvault import Vault
 from memvault.services.setup import init_vault
-from tests.conftest import run_memvault
+from tests.conftest import corpus_file, run_memvault
 
-# The shared corpus sits beside the repository (CI lays shared/ next to its clone).
-_CANDIDATES = [Path(__file__).resolve().parents[2] / "shared" / "corpus" / "obsidian-help-md.tar.gz",
-               Path("/work/shared/corpus/obsidian-help-md.tar.gz")]
-CORPUS = next((p for p in _CANDIDATES if p.exists()), _CANDIDATES[0])
+pytestmark = pytest.mark.corpus
 
 
 def _snapshot(root: Path) -> dict[str, tuple[str, int]]:
@@ -34,12 +31,10 @@ def _snapshot(root: Path) -> dict[str, tuple[str, int]]:
 
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    if not CORPUS.exists():
-        pytest.fail(f"the shared Obsidian help corpus is missing (looked in {_CANDIDATES}); "
-                    "these tests need shared/ beside the repository")
+    tarball = corpus_file("obsidian-help-md.tar.gz")
     root = tmp_path_factory.mktemp("corpus") / "vault"
     root.mkdir()
-    with tarfile.open(CORPUS) as tar:
+    with tarfile.open(tarball) as tar:
         tar.extractall(root, filter="data")
     init_vault(root)
     before = _snapshot(root)
