@@ -5,7 +5,8 @@ holding `.memvault/`, else the per-user default vault (`$XDG_DATA_HOME/memvault/
 usually `~/.local/share/memvault/vault`), created on first use.
 
 The config file is committed with the vault and must never hold secrets (tokens come
-from the environment only). It is read with `tomllib` and edited line by line.
+from the environment only). It is read with `tomllib`; a setting is changed with
+`set_config_value`, which keeps every comment and every other byte.
 """
 
 from __future__ import annotations
@@ -129,28 +130,34 @@ def default_config_text() -> str:
     )
 
 
-def set_config_line(text: str, key: str, toml_value: str) -> str:
-    """Set a top-level `key = value` in config text, editing only that line."""
-    lines = text.split("\n")
-    pattern = re.compile(rf"\s*{re.escape(key)}\s*=")
-    for i, line in enumerate(lines):
-        if line.startswith("["):
-            break  # top-level keys end at the first table
-        if pattern.match(line):
-            eol = "\r" if line.endswith("\r") else ""
-            lines[i] = f"{key} = {toml_value}{eol}"
-            return "\n".join(lines)
-    # Insert before the first table, or at the end.
-    insert_at = next((i for i, ln in enumerate(lines) if ln.startswith("[")), None)
-    new = f"{key} = {toml_value}"
-    if insert_at is None:
-        if lines and lines[-1] == "":
-            lines.insert(len(lines) - 1, new)
-        else:
-            lines.append(new)
+def set_config_value(text: str, key: str, value: bool | int | str) -> str:
+    """`text` (config.toml) with the top-level `key` set to `value`; every other byte kept.
+
+    Edited with tomlkit, which keeps a TOML document's layout: an existing key keeps its
+    place, spelling, spacing, line ending and inline comment, and only its value changes;
+    a new key goes after the last top-level key (before the first table), ending like the
+    file's other lines. Comments, blank lines and tables stay as they were. Raises
+    InvalidInput when the text is not valid TOML or `key` names a table.
+    """
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        doc = tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise InvalidInput(f"invalid TOML: {exc}", path=CONFIG) from None
+    if key in doc:
+        if isinstance(doc[key], dict):
+            raise InvalidInput(f"{key} is a table, not a setting", path=CONFIG)
+        doc[key] = value
     else:
-        lines.insert(insert_at, new)
-    return "\n".join(lines)
+        item = tomlkit.item(value)
+        item.trivia.trail = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+        doc[key] = item
+    out = tomlkit.dumps(doc)
+    if text and not text.endswith("\n") and out.endswith("\n"):
+        out = out.removesuffix("\r\n") if out.endswith("\r\n") else out[:-1]
+    return out
 
 
 def default_vault_path() -> Path:

@@ -195,7 +195,7 @@ def config_get(ctx: click.Context, key: str | None) -> None:
 @click.pass_context
 def config_set(ctx: click.Context, key: str, value: str) -> None:
     """Set control KEY (learning, retrieval or capture) to VALUE (true/false, or
-    ask/silent/manual) in .memvault/config.toml; only that line is edited.
+    ask/silent/manual) in .memvault/config.toml; only its value changes, comments stay.
 
     Example: memvault config set learning false
     """

@@ -1,6 +1,6 @@
 """Controls: `learning`, `retrieval` and `capture` in `.memvault/config.toml`.
 
-`set` validates the value, then edits only that key's line (`set_config_line`) under the
+`set` validates the value, then changes only that key's value (`set_config_value`) under the
 backend lock with compare-and-swap, and re-parses the whole file before writing so a
 change can never leave an invalid config. Comments and other lines stay byte for byte.
 `learning = false` stops extraction and inference from proposing; explicit commands
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memvault.config import CAPTURE_MODES, parse_config, set_config_line
+from memvault.config import CAPTURE_MODES, parse_config, set_config_value
 from memvault.errors import InvalidInput
 from memvault.state_paths import CONFIG
 
@@ -37,10 +37,6 @@ def parse_control(key: str, value: Any) -> bool | str:
     if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
         return value.strip().lower() in _TRUE
     raise InvalidInput(f"{key} must be true or false, not {value!r}")
-
-
-def _toml(value: bool | str) -> str:
-    return ("true" if value else "false") if isinstance(value, bool) else f'"{value}"'
 
 
 class ControlService:
@@ -72,9 +68,7 @@ class ControlService:
                 text = blob.data.decode("utf-8") if blob else ""
             except UnicodeDecodeError:
                 raise InvalidInput("not valid UTF-8", path=CONFIG) from None
-            new = set_config_line(text, key, _toml(parsed))
-            if not new.endswith("\n"):
-                new += "\n"
+            new = set_config_value(text, key, parsed)
             parse_config(new.encode("utf-8"))  # never write a config that does not parse
             backend.write(CONFIG, new.encode("utf-8"),
                           expected=blob.version if blob else MISSING,

@@ -294,7 +294,7 @@ class Vault:
         import secrets
 
         from memvault.backends.base import MISSING
-        from memvault.config import set_config_line
+        from memvault.config import set_config_value
 
         with self.backend.lock():
             blob = self.backend.read(CONFIG)
@@ -302,9 +302,7 @@ class Vault:
             if not current.tombstone_salt:
                 salt = secrets.token_hex(16)
                 text = blob.data.decode("utf-8") if blob else ""
-                new = set_config_line(text, "tombstone_salt", f'"{salt}"')
-                if not new.endswith("\n"):
-                    new += "\n"
+                new = set_config_value(text, "tombstone_salt", salt)
                 self.backend.write(CONFIG, new.encode("utf-8"),
                                    expected=blob.version if blob else MISSING,
                                    message="memvault: add tombstone salt")
