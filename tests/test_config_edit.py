@@ -12,6 +12,7 @@ import pytest
 from memvault import Vault
 from memvault.config import set_config_value
 from memvault.errors import InvalidInput
+from memvault.services.migrations import CURRENT_FORMAT
 from tests.conftest import Cli
 
 COMMENTED = (
@@ -25,6 +26,7 @@ COMMENTED = (
     "learning=true\n"
     "\"retrieval\" = true # quoted key\n"
     "tombstone_salt = \"0123456789abcdef0123456789abcdef\"\n"
+    f"vault_format = {CURRENT_FORMAT}\n"
     "\n"
     "[context]   # budgets\n"
     "budget = 3000  # a bit shorter than the default\n"

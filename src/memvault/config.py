@@ -36,6 +36,7 @@ class Config:
     learning: bool = True
     retrieval: bool = True
     tombstone_salt: str = ""
+    vault_format: int = 1  # no key: a vault made before formats were numbered (0.1.0)
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     unknown_keys: list[str] = field(default_factory=list)
 
@@ -43,7 +44,8 @@ class Config:
         return self.sections.get(name, {})
 
 
-_TOP_LEVEL_KEYS = {"home", "backend", "capture", "learning", "retrieval", "tombstone_salt"}
+_TOP_LEVEL_KEYS = {"home", "backend", "capture", "learning", "retrieval", "tombstone_salt",
+                   "vault_format"}
 
 
 def parse_config(data: bytes | None) -> Config:
@@ -70,6 +72,10 @@ def parse_config(data: bytes | None) -> Config:
     _set(cfg, raw, "learning", bool, text)
     _set(cfg, raw, "retrieval", bool, text)
     _set(cfg, raw, "tombstone_salt", str, text)
+    _set(cfg, raw, "vault_format", int, text)
+    if cfg.vault_format < 1:
+        raise InvalidInput(f"vault_format must be 1 or more, not {cfg.vault_format}"
+                           f"{_at(text, 'vault_format')}", path=CONFIG)
     if cfg.backend not in BACKENDS:
         raise InvalidInput(f"backend must be one of {', '.join(BACKENDS)}, not {cfg.backend!r}"
                            f"{_at(text, 'backend')}", path=CONFIG)
@@ -92,9 +98,10 @@ def _set(cfg: Config, raw: dict[str, Any], key: str, kind: type, text: str) -> N
     if key not in raw:
         return
     value = raw[key]
-    if not isinstance(value, kind):
-        raise InvalidInput(f"{key} must be a {'boolean' if kind is bool else 'string'}, "
-                           f"not {value!r}{_at(text, key)}", path=CONFIG)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        what = {bool: "boolean", int: "whole number"}.get(kind, "string")
+        raise InvalidInput(f"{key} must be a {what}, not {value!r}{_at(text, key)}",
+                           path=CONFIG)
     setattr(cfg, key, value)
 
 
@@ -109,8 +116,8 @@ def _at(text: str, key: str) -> str:
     return ""
 
 
-def default_config_text() -> str:
-    """The config.toml written by `memvault init`."""
+def default_config_text(vault_format: int) -> str:
+    """The config.toml written by `memvault init` for a vault of `vault_format`."""
     return (
         "# memvault settings for this vault. Committed with the vault: never put secrets here\n"
         "# (tokens come from environment variables only). See docs/configuration.md.\n"
@@ -127,17 +134,19 @@ def default_config_text() -> str:
         "retrieval = true\n"
         "# Key for the content-free hashes in tombstones.jsonl (random, not a secret)\n"
         f'tombstone_salt = "{secrets.token_hex(16)}"\n'
+        "# Format of this vault's files; memvault upgrades an older vault when it opens it\n"
+        f"vault_format = {vault_format}\n"
     )
 
 
 def set_config_value(text: str, key: str, value: bool | int | str) -> str:
     """`text` (config.toml) with the top-level `key` set to `value`; every other byte kept.
 
-    Edited with tomlkit, which keeps a TOML document's layout: an existing key keeps its
-    place, spelling, spacing, line ending and inline comment, and only its value changes;
-    a new key goes after the last top-level key (before the first table), ending like the
-    file's other lines. Comments, blank lines and tables stay as they were. Raises
-    InvalidInput when the text is not valid TOML or `key` names a table.
+    An existing key is changed with tomlkit, which keeps a TOML document's layout: the key
+    keeps its place, spelling, spacing, line ending and inline comment; only its value
+    changes. A new key is one line inserted right after the last top-level setting (before
+    any comment or blank line leading to the first table), ending like the line above it.
+    Raises InvalidInput when the text is not valid TOML or `key` names a table.
     """
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
@@ -146,18 +155,42 @@ def set_config_value(text: str, key: str, value: bool | int | str) -> str:
         doc = tomlkit.parse(text)
     except TOMLKitError as exc:
         raise InvalidInput(f"invalid TOML: {exc}", path=CONFIG) from None
-    if key in doc:
-        if isinstance(doc[key], dict):
-            raise InvalidInput(f"{key} is a table, not a setting", path=CONFIG)
-        doc[key] = value
-    else:
-        item = tomlkit.item(value)
-        item.trivia.trail = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
-        doc[key] = item
-    out = tomlkit.dumps(doc)
-    if text and not text.endswith("\n") and out.endswith("\n"):
-        out = out.removesuffix("\r\n") if out.endswith("\r\n") else out[:-1]
-    return out
+    if key not in doc:
+        return _insert_setting(text, f"{key} = {tomlkit.item(value).as_string()}")
+    if isinstance(doc[key], dict):
+        raise InvalidInput(f"{key} is a table, not a setting", path=CONFIG)
+    doc[key] = value
+    return tomlkit.dumps(doc)
+
+
+def _insert_setting(text: str, line: str) -> str:
+    """Insert one `key = value` line after the last top-level setting of valid TOML text.
+
+    The file is cut into lines (endings kept); the top-level part ends at the first table
+    header, and the insertion point is the shortest prefix of it that already holds every
+    top-level setting (so multi-line values and trailing comments are handled by the
+    TOML parser, not guessed).
+    """
+    pieces = [p for p in re.split(r"(?<=\n)", text) if p]
+
+    def parsed(n: int) -> dict[str, Any] | None:
+        try:
+            return tomllib.loads("".join(pieces[:n]))
+        except tomllib.TOMLDecodeError:
+            return None
+
+    region = next((i for i, p in enumerate(pieces)
+                   if p.lstrip().startswith("[") and parsed(i) is not None), len(pieces))
+    settings = parsed(region) or {}
+    at = next(n for n in range(region + 1) if parsed(n) == settings) if settings else region
+    dominant = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    before = pieces[:at]
+    if before and not before[-1].endswith("\n"):
+        before[-1] += dominant  # the last line had no ending: the new line follows it
+        return "".join(before) + line + "".join(pieces[at:])
+    eol = "\r\n" if before and before[-1].endswith("\r\n") else (
+        "\n" if before else dominant)
+    return "".join(before) + line + eol + "".join(pieces[at:])
 
 
 def default_vault_path() -> Path:

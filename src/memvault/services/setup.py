@@ -20,8 +20,10 @@ from memvault.backends.base import MISSING, Backend, policy_writer
 from memvault.config import default_config_text
 from memvault.errors import Conflict, InvalidInput
 from memvault.layout import Layout
+from memvault.services.migrations import CURRENT_FORMAT
 from memvault.state_folder import GITIGNORE_TEXT
 from memvault.state_paths import CONFIG, GITIGNORE
+
 MEMORY_FILES = ("Memory.md", "Lessons.md", "Inbox.md", "Profile.md")
 TRADING_FILES = ("Policy.md",)
 TEMPLATE_FILES = MEMORY_FILES + TRADING_FILES
@@ -63,7 +65,7 @@ def init_vault(root: Path, *, scope: str | None = None, backend: Backend | None 
             report.kept.append(path)
 
     fresh_ignore = backend.read(GITIGNORE) is None
-    create(CONFIG, default_config_text().encode())
+    create(CONFIG, default_config_text(CURRENT_FORMAT).encode())
     if fresh_ignore and backend.read(GITIGNORE) is not None:
         report.created.append(GITIGNORE)  # written with the state folder (state_folder.py)
     else:

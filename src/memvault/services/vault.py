@@ -19,6 +19,7 @@ from memvault.core.records import Fact, match_key
 from memvault.errors import InvalidInput
 from memvault.layout import Layout
 from memvault.services.journal import EventLog, Tombstones
+from memvault.services.migrations import CURRENT_FORMAT, upgrade
 from memvault.state_paths import CONFIG, PENDING_FORGETS
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ class Vault:
             remote_blob = backend.read(CONFIG)
             if remote_blob is not None:
                 config = parse_config(remote_blob.data)
-            return cls(root, backend, config, scope)._finish_interrupted_work()
+            return cls._up_to_date(root, backend, config, scope)._finish_interrupted_work()
         created = False
         if backend is None:
             if root.exists() and not root.is_dir():
@@ -129,9 +130,19 @@ class Vault:
         else:
             blob = backend.read(CONFIG)
             config = parse_config(blob.data if blob else None)
-        vault = cls(root, backend, config, scope)
+        vault = cls._up_to_date(root, backend, config, scope)
         vault.created = created
         return vault._finish_interrupted_work()
+
+    @classmethod
+    def _up_to_date(cls, root: Path, backend: Backend, config: Config,
+                    scope: str | None) -> Vault:
+        """The opened vault, after upgrading an older vault format (see services/migrations)."""
+        if config.vault_format != CURRENT_FORMAT:
+            if upgrade(backend).applied:
+                blob = backend.read(CONFIG)
+                config = parse_config(blob.data if blob else None)
+        return cls(root, backend, config, scope)
 
     def uses_trading(self) -> bool:
         """Whether this principal uses the trading parts: it has a Policy.md (its own or
