@@ -77,7 +77,7 @@ def ensure_caches_ignored(backend: Backend) -> list[Change]:
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "caches-git-ignored",
-              "number the vault format; .memvault/.gitignore lists every local cache",
+              f"number the vault format; {GITIGNORE} lists every local cache",
               ensure_caches_ignored),
 )
 
