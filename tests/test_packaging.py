@@ -16,11 +16,9 @@ REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src" / "memvault"
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
 
-# Declared for work that is planned and not yet imported; remove an entry once it is used.
-DECLARED_FOR_PLANNED_USE = {
-    "python-frontmatter": "reading the frontmatter of notes being indexed (search)",
-    "markdown-it-py": "exact Markdown structure for notes with fences or comments (search)",
-}
+# Declared for planned work before any module imports it: name -> what it will do.
+# Remove an entry as soon as the library is imported.
+DECLARED_FOR_PLANNED_USE: dict[str, str] = {}
 
 
 def _norm(name: str) -> str:
