@@ -9,7 +9,7 @@ import functools
 import re
 import sys
 import tomllib
-from importlib.metadata import packages_distributions
+from importlib.metadata import PackageNotFoundError, packages_distributions, requires
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,11 +31,32 @@ def _requirement_name(requirement: str) -> str:
     return _norm(match.group(0))
 
 
+def _with_extras(requirement: str) -> set[str]:
+    """The distribution a requirement names, plus those its `[extras]` pull in."""
+    names = {_requirement_name(requirement)}
+    extras = re.search(r"\[([^\]]+)\]", requirement)
+    if extras:
+        wanted = {e.strip() for e in extras.group(1).split(",")}
+        try:
+            needs = requires(_requirement_name(requirement)) or []
+        except PackageNotFoundError:
+            needs = []
+        for need in needs:
+            extra = re.search(r"""extra\s*==\s*["']([^"']+)""", need)
+            if extra and extra.group(1) in wanted:
+                names.add(_requirement_name(need))
+    return names
+
+
 def _declared() -> set[str]:
     project = PYPROJECT["project"]
-    names = {_requirement_name(r) for r in project["dependencies"]}
+    names: set[str] = set()
+    for requirement in project["dependencies"]:
+        names |= _with_extras(requirement)
     for group in project.get("optional-dependencies", {}).values():
-        names |= {_requirement_name(r) for r in group if not r.startswith("memvault")}
+        for requirement in group:
+            if not requirement.startswith("memvault"):
+                names |= _with_extras(requirement)
     return names
 
 
