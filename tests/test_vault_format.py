@@ -74,8 +74,13 @@ def test_opening_a_0_1_0_vault_migrates_it_without_changing_a_byte_of_user_text(
 
     assert set(after) == set(before)
     for rel in before:
-        if rel not in (CONFIG, EVENTS):
+        if rel not in (CONFIG, EVENTS, GITIGNORE):  # memvault's own files the upgrade extends
             assert after[rel] == before[rel], f"{rel} changed"
+    # .gitignore: its old lines, then the caches added to memvault since 0.1.0
+    assert after[GITIGNORE].startswith(before[GITIGNORE])
+    old_patterns = before[GITIGNORE].decode().splitlines()
+    assert after[GITIGNORE][len(before[GITIGNORE]):].decode().splitlines() == [
+        p for p in CACHE_PATTERNS if p not in old_patterns]
     # config.toml: one line added, every old byte kept in place
     assert after[CONFIG].count(FORMAT_LINE) == 1
     assert after[CONFIG].replace(FORMAT_LINE, b"", 1) == before[CONFIG]
@@ -159,8 +164,8 @@ def test_an_interrupted_migration_is_finished_once(old_vault: Path) -> None:
                              "scope": "default", "from": 1, "to": first.version,
                              "migration": first.name}).encode() + b"\n")
     Vault.open(old_vault)
-    assert (old_vault / GITIGNORE).read_bytes() == (
-        b"# mine\nindex.sqlite\nindex.sqlite-*\nlock\n*.tmp\n")
+    assert (old_vault / GITIGNORE).read_bytes() == b"# mine\nindex.sqlite\n" + b"".join(
+        p.encode() + b"\n" for p in CACHE_PATTERNS if p != "index.sqlite")
     assert (old_vault / EVENTS).read_text().count(event_id(first)) == 1
     assert FORMAT_LINE in (old_vault / CONFIG).read_bytes()
 
