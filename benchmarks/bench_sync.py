@@ -17,8 +17,18 @@ fact changed) to the callback's line, median of --samples writes, next to the la
 a bare watchdog observer's first event for the same write (the OS notification floor).
 The watcher's figure includes its 150 ms debounce by design.
 
+GitHub backend (`--github`, or alone with `--only-github`): the real PyGithub client over
+HTTP against the loopback stand-in (tests/github_standin.py), real `memvault` processes on
+a vault whose journal is over 1 MB. Per command: the requests made (reads, writes), blob
+downloads and commits, once with this machine's blob cache warm and once cold (first use
+on a machine); and the time of a `remember` with PyGithub's default spacing of requests
+(0.25 s apart, writes 1 s apart: MEMVAULT_GITHUB_THROTTLE=1, the default) next to the
+same with MEMVAULT_GITHUB_THROTTLE=0 (the stand-in answers in about a millisecond, so
+the difference is the spacing itself).
+
     python benchmarks/bench_sync.py
     python benchmarks/bench_sync.py --facts 500 --runs 3 --samples 5
+    python benchmarks/bench_sync.py --only-github
 """
 
 from __future__ import annotations
@@ -187,12 +197,113 @@ def bench_watch(n: int, samples: int) -> list[tuple[str, float]]:
             ("baseline: write -> first raw watchdog event", statistics.median(raw_lat))]
 
 
+def bench_github(journal_bytes: int = 1_100_000) -> None:
+    """Requests per command against the stand-in (see the module doc)."""
+    import json
+    import shutil
+
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root))
+    from tests.github_standin import GithubStandin
+
+    token = "bench-token-0123456789"
+    server = GithubStandin(token=token).start()
+    home = Path(tempfile.mkdtemp(prefix="memvault-bench-gh-"))
+    env = dict(os.environ, HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"),
+               MEMVAULT_BACKEND="github", MEMVAULT_GITHUB_REPO=server.repo,
+               MEMVAULT_GITHUB_API=server.base_url, MEMVAULT_GITHUB_TOKEN=token,
+               MEMVAULT_GITHUB_THROTTLE="0")
+
+    def cli(*args: str, throttle: str = "0", stdin: str | None = None
+            ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "memvault", "--vault", "/nowhere",
+                               *args], env=dict(env, MEMVAULT_GITHUB_THROTTLE=throttle),
+                              input=stdin, capture_output=True, text=True, timeout=300)
+
+    try:
+        server.commit_files({"README.md": b"# notes\n"}, "initial commit")
+        assert cli("init").returncode == 0
+        for i in range(20):
+            cli("remember", f"Fact number {i} about the vault")
+        line = '{"id":"ev-%07d","ts":1,"type":"feedback","scope":"default","note":"%s"}\n'
+        journal = server.files()[".memvault/events.jsonl"]
+        journal += "".join(line % (i, "x" * 60) for i in range(journal_bytes // 110)).encode()
+        server.commit_files({".memvault/events.jsonl": journal}, "a long history")
+        fid = json.loads(cli("remember", "I live in Oslo", "--json").stdout)["fact"]["id"]
+        trade = home / "trade.json"
+        trade.write_text(json.dumps({
+            "hash": "0x" + "ab" * 32, "network": "base", "wallet": "0x7c3f5e2a91b04d6e8a2c",
+            "timestamp": "2026-11-20T09:00:00Z", "status": "validated", "venue": "Uniswap",
+            "asset_in": "ETH", "amount_in": "0.50", "asset_out": "USDC",
+            "amount_out": "1708.35", "fill_price": "3416.70", "value_usd": "1708.35"}))
+        commands = [("remember", ("remember", "I prefer short answers")),
+                    ("memory edit", ("memory", "edit", fid, "I live in Bergen")),
+                    ("memory list", ("memory", "list")),
+                    ("context", ("context",)),
+                    ("trade record", ("trade", "record", str(trade))),
+                    ("forget --permanent", ("forget", fid, "--permanent", "--yes"))]
+        kb = len(server.files()[".memvault/events.jsonl"]) / 1024
+        print(f"\n# GitHub backend: requests per command (journal {kb:.0f} KiB)\n")
+        print("| command | cache | requests | GET | writes | blob downloads | commits |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+        for cache in ("warm", "cold"):
+            for name, args in commands:
+                if name == "remember" and cache == "cold":
+                    args = ("remember", "I prefer answers with examples")
+                if name == "forget --permanent" and cache == "cold":
+                    fid = json.loads(cli("remember", "I live in Oslo", "--json").stdout)[
+                        "fact"]["id"]
+                    args = ("forget", fid, "--permanent", "--yes")
+                if name in ("memory edit",) and cache == "cold":
+                    fid2 = json.loads(cli("remember", "Edit me", "--json").stdout)["fact"]["id"]
+                    args = ("memory", "edit", fid2, "Edited")
+                if name == "trade record" and cache == "cold":
+                    data = json.loads(trade.read_text())
+                    data["hash"] = "0x" + "cd" * 32
+                    trade.write_text(json.dumps(data))
+                if cache == "cold":
+                    shutil.rmtree(home / ".cache", ignore_errors=True)
+                else:
+                    cli("memory", "list")  # this machine has read the vault before
+                before = sum(1 for kind, _ in server.objects.values() if kind == "commit")
+                server.mark()
+                out = cli(*args)
+                assert out.returncode == 0, (name, out.stderr)
+                sent = server.since_mark()
+                after = sum(1 for kind, _ in server.objects.values() if kind == "commit")
+                gets = sum(1 for m, _ in sent if m == "GET")
+                blobs = sum(1 for m, p in sent if m == "GET" and "/git/blobs/" in p)
+                print(f"| `{name}` | {cache} | {len(sent)} | {gets} | {len(sent) - gets} | "
+                      f"{blobs} | {after - before} |")
+        times: dict[str, list[float]] = {"1": [], "0": []}
+        for i in range(3):
+            for throttle in ("1", "0"):
+                start = time.perf_counter()
+                out = cli("remember", f"Timed fact {i} {throttle}", throttle=throttle)
+                times[throttle].append(time.perf_counter() - start)
+                assert out.returncode == 0, out.stderr
+        on, off = statistics.median(times["1"]), statistics.median(times["0"])
+        print("\n| remember (process, warm cache) | median | ratio |")
+        print("| --- | ---: | ---: |")
+        print(f"| PyGithub's default spacing (MEMVAULT_GITHUB_THROTTLE=1) | {on:.2f} s | "
+              f"{on / off:.1f}× |")
+        print(f"| baseline: no spacing (MEMVAULT_GITHUB_THROTTLE=0) | {off:.2f} s | 1.0× |")
+    finally:
+        server.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--facts", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--samples", type=int, default=15)
+    ap.add_argument("--github", action="store_true", help="also the GitHub backend section")
+    ap.add_argument("--only-github", action="store_true", help="only the GitHub section")
     args = ap.parse_args()
+    if args.only_github:
+        bench_github()
+        return
     print(f"# bench_sync: {args.facts} facts, {args.runs} runs, {args.samples} watcher samples")
     rows = bench_merge(args.facts, args.runs)
     rows += bench_sync(args.facts, max(1, args.runs // 2 + 1))
@@ -203,6 +314,8 @@ def main() -> None:
     for i, (name, secs) in enumerate(rows):
         ratio = f"{secs / rows[baselines[i]][1]:.1f}×" if i in baselines else "—"
         print(f"| {name} | {secs * 1000:.1f} ms | {ratio} |")
+    if args.github:
+        bench_github()
 
 
 if __name__ == "__main__":

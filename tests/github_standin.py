@@ -1,11 +1,20 @@
 """A small stand-in for the GitHub REST API, served over real HTTP on 127.0.0.1.
 
-It implements only the routes memvault's GitHub backend uses, with GitHub's behaviour as
-its public REST documentation describes it: real git object ids (blob/tree/commit SHA-1), contents
-GET/PUT/DELETE with SHA checks (409 on a stale SHA, 422 when the SHA is missing), the Git
-Data routes (refs, commits, trees, blobs) with 422 on a non-fast-forward ref update,
-`encoding: "none"` for files over 1 MB, token checks (401), and URLs built from the Host
-header so PyGithub can follow them. Faults can be injected per route.
+It implements the repository routes a GitHub client uses, as GitHub's public REST
+documentation describes them (request bodies, answers, status codes), not as memvault
+happens to call them: real git object ids (blob/tree/commit SHA-1); the branch
+(`GET /branches/{branch}`: head commit and its tree); the Git Data routes — get and
+create references (`POST /git/refs`, 422 when it exists), update one (`PATCH`, 422
+"Update is not a fast forward" unless `force`), trees (`GET` by tree id or ref name,
+`recursive` given any value lists every entry; `POST` with `base_tree` and entries that
+give either `sha` — `null` deletes, a missing path to delete is 422 — or inline
+`content`, never both), commits, blobs (`utf-8` or `base64`); the contents API (GET/PUT/
+DELETE with SHA checks: 409 stale, 422 missing), `encoding: "none"` above 1 MB; token
+checks (401); URLs built from the Host header so PyGithub can follow them.
+
+Faults: per route (`inject`), or by position in the request sequence (`fail_from`: the
+N-th request from a mark on, and every later one, answers an error — optionally after
+carrying the N-th out, its answer lost), so a test can cut a command at every request.
 
 Test code only: never shipped, never a substitute for the backend itself.
 """
@@ -56,6 +65,8 @@ class GithubStandin:
         self.refs: dict[str, str] = {}
         self.faults: list[Fault] = []
         self.requests: list[tuple[str, str]] = []
+        self._mark = 0
+        self._outage: tuple[int, int, bool] | None = None  # (index, status, lose_first)
         self.lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
         self.base_url = ""
@@ -158,6 +169,34 @@ class GithubStandin:
     def count(self, method: str, pattern: str = "") -> int:
         return sum(1 for m, p in self.requests if m == method and re.search(pattern, p))
 
+    def mark(self) -> None:
+        """Start counting requests (for `since_mark` and `fail_from`) from here."""
+        with self.lock:
+            self._mark = len(self.requests)
+
+    def since_mark(self) -> list[tuple[str, str]]:
+        with self.lock:
+            return self.requests[self._mark:]
+
+    def fail_from(self, index: int, status: int = 500, *, lose_answer: bool = False) -> None:
+        """From the `index`-th request after the mark on, answer `status` (an outage).
+        `lose_answer`: that first request is carried out, only its answer is lost."""
+        with self.lock:
+            self._outage = (index, status, lose_answer)
+
+    def heal(self) -> None:
+        with self.lock:
+            self._outage = None
+            self.faults.clear()
+
+    def save(self) -> tuple[dict[str, Any], dict[str, str]]:
+        with self.lock:
+            return dict(self.objects), dict(self.refs)
+
+    def restore(self, saved: tuple[dict[str, Any], dict[str, str]]) -> None:
+        with self.lock:
+            self.objects, self.refs = dict(saved[0]), dict(saved[1])
+
     # -- server ------------------------------------------------------------------------
 
     def start(self) -> GithubStandin:
@@ -228,7 +267,14 @@ class _Handler(BaseHTTPRequestHandler):
         lost: Fault | None = None
         with st.lock:
             st.requests.append((method, path))
-            for fault in st.faults:
+            position = len(st.requests) - 1 - st._mark
+            if st._outage is not None and position >= st._outage[0]:
+                index, status, lose_first = st._outage
+                if not (lose_first and position == index):
+                    return self._send(status, {"message": f"injected {status}"})
+                lost = Fault(method, path, status, {"message": f"injected {status}"},
+                             lose_answer=True)
+            for fault in st.faults if lost is None else []:
                 if fault.hits < fault.times and fault.method == method and \
                         re.search(fault.path, path):
                     fault.hits += 1
@@ -272,6 +318,11 @@ class _Handler(BaseHTTPRequestHandler):
                          "url": self._url(""), "default_branch": st.branch}
         if rest.startswith("/contents/"):
             return self._contents(method, rest[len("/contents/"):], query, body)
+        m = re.fullmatch(r"/branches/(.+)", rest)
+        if m and method == "GET":
+            return self._branch(m.group(1))
+        if rest == "/git/refs" and method == "POST":
+            return self._create_ref(body)
         m = re.fullmatch(r"/git/refs?/heads/(.+)", rest)
         if m:
             return self._ref(method, m.group(1), body)
@@ -371,6 +422,36 @@ class _Handler(BaseHTTPRequestHandler):
                      "object": {"sha": head, "type": "commit",
                                 "url": self._url(f"/git/commits/{head}")}}
 
+    def _branch(self, branch: str) -> tuple[int, Any]:
+        """`GET /repos/{owner}/{repo}/branches/{branch}`: the branch and its head commit."""
+        st = self.owner
+        head = st.head(branch)
+        if head is None:
+            return 404, {"message": "Branch not found"}
+        commit = self._commits_json(head, {})
+        return 200, {"name": branch, "protected": False,
+                     "commit": {"sha": head, "url": self._url(f"/commits/{head}"),
+                                "commit": commit, "parents": commit["parents"]},
+                     "_links": {"self": self._url(f"/branches/{branch}"),
+                                "html": f"{self.base}/{st.repo}/tree/{branch}"}}
+
+    def _create_ref(self, body: dict[str, Any]) -> tuple[int, Any]:
+        """`POST /repos/{owner}/{repo}/git/refs` with `ref` (fully qualified) and `sha`."""
+        st = self.owner
+        ref, sha = str(body.get("ref", "")), body.get("sha")
+        if not ref.startswith("refs/") or ref.count("/") < 2:
+            return 422, {"message": "Reference name must start with 'refs/' and have at "
+                                    "least two slashes."}
+        name = ref[len("refs/"):]
+        if name in st.refs:
+            return 422, {"message": "Reference already exists"}
+        if sha not in st.objects or st.objects[sha][0] != "commit":
+            return 422, {"message": "Object does not exist"}
+        st.refs[name] = sha
+        return 201, {"ref": ref, "url": self._url(f"/git/{ref}"),
+                     "object": {"sha": sha, "type": "commit",
+                                "url": self._url(f"/git/commits/{sha}")}}
+
     def _commits_json(self, sha: str, _query: Any) -> dict[str, Any]:
         c = self.owner.objects[sha][1]
         person = {"name": "standin", "email": "s@example.com", "date": "2026-01-01T00:00:00Z"}
@@ -424,6 +505,12 @@ class _Handler(BaseHTTPRequestHandler):
             return 422, {"message": "base_tree is not a valid tree"}
         flat = st.flat(base) if base else {}
         for el in body.get("tree", []):
+            if el.get("mode") not in ("100644", "100755", "040000", "160000", "120000") or \
+                    el.get("type") not in ("blob", "tree", "commit") or not el.get("path"):
+                return 422, {"message": "Invalid tree info"}
+            if "content" in el and "sha" in el:
+                return 422, {"message": "Must supply either tree.sha or tree.content, not "
+                                        "both"}
             if "content" in el:
                 flat[el["path"]] = st.put_blob(el["content"].encode())
             elif el.get("sha") is None:

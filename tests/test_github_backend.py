@@ -26,6 +26,7 @@ from tests.github_standin import GithubStandin
 
 MEMORY = "Pilot/Memory.md"
 TOKEN = "ghp_standinTOKEN0123456789"
+REF = r"/git/refs/heads/main$"
 
 
 @pytest.fixture
@@ -135,10 +136,10 @@ def test_two_processes_editing_different_facts_both_land(standin, monkeypatch) -
     vault = Vault.open("/nowhere")
     a = vault.memory.remember("Fact A", "other").fact.id
     b = vault.memory.remember("Fact B", "other").fact.id
-    puts = standin.count("PUT", r"Memory\.md$")
+    moves = standin.count("PATCH", REF)
     barrier = threading.Barrier(2, timeout=10)
-    standin.inject("PUT", r"/contents/Pilot/Memory\.md$", times=2,
-                   before=lambda: _wait(barrier))  # both PUTs start from the same SHA
+    standin.inject("PATCH", REF, times=2,
+                   before=lambda: _wait(barrier))  # both commits start from the same head
     procs = [subprocess.Popen([sys.executable, "-m", "memvault", "memory", "edit", fid,
                                f"Fact {fid} edited"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for fid in (a, b)]
@@ -146,7 +147,7 @@ def test_two_processes_editing_different_facts_both_land(standin, monkeypatch) -
     assert [p.returncode for p in procs] == [0, 0], outs
     memory = standin.files()[MEMORY].decode()
     assert f"Fact {a} edited" in memory and f"Fact {b} edited" in memory
-    assert standin.count("PUT", r"Memory\.md$") - puts == 3  # one of them was re-applied
+    assert standin.count("PATCH", REF) - moves == 3  # one of them was done again
     assert not Path("/nowhere").exists()
 
 
@@ -157,7 +158,8 @@ def _wait(barrier: threading.Barrier) -> None:
         pass
 
 
-def test_a_409_on_the_first_put_is_re_read_and_re_applied_by_id(standin, monkeypatch) -> None:
+def test_a_branch_moved_by_another_machine_is_re_read_and_the_edit_re_applied_by_id(
+        standin, monkeypatch) -> None:
     use_github(monkeypatch, standin)
     seed(standin)
     vault = Vault.open("/nowhere")
@@ -167,23 +169,44 @@ def test_a_409_on_the_first_put_is_re_read_and_re_applied_by_id(standin, monkeyp
         data = standin.files()[MEMORY] + b"- Added elsewhere [other] <!-- id:elsew1 -->\n"
         standin.commit_files({MEMORY: data}, "another machine")
 
-    standin.inject("PUT", r"/contents/Pilot/Memory\.md$", before=someone_else_writes)
-    puts = standin.count("PUT", r"Memory\.md$")
+    standin.inject("PATCH", REF, before=someone_else_writes)
+    moves = standin.count("PATCH", REF)
     vault.memory.edit(fid, "I like green tea")
     texts = {f.text for f in vault.memory.all()}
     assert texts == {"I like green tea", "Added elsewhere"}
-    assert standin.count("PUT", r"Memory\.md$") - puts == 2  # the stale one, the retry
+    assert standin.count("PATCH", REF) - moves == 2  # the stale one, the one done again
 
 
-def test_a_write_whose_answer_was_lost_is_recognised_on_retry(standin, monkeypatch) -> None:
+def test_a_fact_changed_on_github_since_it_was_read_is_a_conflict_not_an_overwrite(
+        standin, monkeypatch) -> None:
     use_github(monkeypatch, standin)
     seed(standin)
     vault = Vault.open("/nowhere")
-    standin.inject("PUT", r"/contents/Pilot/Memory\.md$", 502, lose_answer=True)
+    fid = vault.memory.remember("I live in Oslo", "identity").fact.id
+
+    def another_machine_edits_it() -> None:
+        data = standin.files()[MEMORY].replace(b"I live in Oslo", b"I live in Bergen")
+        standin.commit_files({MEMORY: data}, "another machine")
+
+    standin.inject("PATCH", REF, before=another_machine_edits_it)
+    out = run_cli("memory", "edit", fid, "I live in Trondheim")
+    assert out.returncode == 1
+    assert f"fact {fid} was changed elsewhere since memvault read it" in out.stderr
+    assert "I live in Bergen" in out.stderr
+    memory = standin.files()[MEMORY].decode()
+    assert "I live in Bergen" in memory and "Trondheim" not in memory
+
+
+def test_a_commit_whose_answer_was_lost_is_recognised_on_retry(standin, monkeypatch) -> None:
+    use_github(monkeypatch, standin)
+    seed(standin)
+    vault = Vault.open("/nowhere")
+    standin.inject("PATCH", REF, 502, lose_answer=True)
+    moves = standin.count("PATCH", REF)
     fact = vault.memory.remember("I like tea", "preference").fact
     assert [f.id for f in vault.memory.all()] == [fact.id]
     assert standin.files()[MEMORY].count(b"I like tea") == 1
-    assert standin.count("PUT", r"Memory\.md$") == 3  # seed, the lost one, the 409 retry
+    assert standin.count("PATCH", REF) - moves == 2  # the lost one, the retry (a no-op)
 
 
 def test_a_write_that_keeps_conflicting_ends_in_a_clear_conflict_error(standin, monkeypatch) -> None:
@@ -195,7 +218,7 @@ def test_a_write_that_keeps_conflicting_ends_in_a_clear_conflict_error(standin, 
         data = standin.files()[MEMORY] + f"- Noise {next(counter)}\n".encode()
         standin.commit_files({MEMORY: data})
 
-    standin.inject("PUT", r"/contents/Pilot/Memory\.md$", times=50, before=always_someone_else)
+    standin.inject("PATCH", REF, times=50, before=always_someone_else)
     out = Cli(Path("/nowhere"))("remember", "I like tea", expect=1)
     assert out.stderr.strip() == ("error: Pilot/Memory.md: kept changing while memvault tried "
                                   "to update it; nothing was written")
@@ -205,13 +228,14 @@ def test_a_non_fast_forward_commit_is_rebuilt_on_the_new_head(standin, monkeypat
     use_github(monkeypatch, standin)
     seed(standin)
     backend = Vault.open("/nowhere").backend
-    standin.inject("PATCH", r"/git/refs/heads/main$",
+    standin.inject("PATCH", REF,
                    before=lambda: standin.commit_files({"Pilot/other.md": b"elsewhere\n"}))
+    moves = standin.count("PATCH")
     backend.commit([Change("Pilot/Trades/t1.md", b"trade\n"),
                     Change("Pilot/Journal/d.md", b"day\n")], message="trade t1")
     files = standin.files()
     assert files["Pilot/Trades/t1.md"] == b"trade\n" and files["Pilot/other.md"] == b"elsewhere\n"
-    assert standin.count("PATCH") == 2
+    assert standin.count("PATCH") - moves == 2
 
 
 def test_files_over_one_megabyte_are_read_through_the_blob_api(standin, monkeypatch) -> None:
@@ -246,7 +270,7 @@ def test_a_secondary_rate_limit_with_retry_after_is_waited_out_and_announced(
         standin, monkeypatch) -> None:
     use_github(monkeypatch, standin)
     seed(standin)
-    standin.inject("GET", r"/contents/Pilot/Memory\.md", 403, headers={"Retry-After": "1"},
+    standin.inject("GET", r"/branches/main$", 403, headers={"Retry-After": "1"},
                    body={"message": "You have exceeded a secondary rate limit. Please wait "
                                     "a few minutes before you try again."})
     start = time.monotonic()
@@ -261,7 +285,7 @@ def test_an_exhausted_primary_rate_limit_waits_until_the_reset_time(standin,
                                                                      monkeypatch) -> None:
     use_github(monkeypatch, standin)
     seed(standin)
-    standin.inject("GET", r"/contents/", 403, body={"message": "API rate limit exceeded"},
+    standin.inject("GET", r"/branches/", 403, body={"message": "API rate limit exceeded"},
                    headers={"X-RateLimit-Remaining": "0",
                             "X-RateLimit-Reset": str(int(time.time()) + 2)})
     start = time.monotonic()
@@ -274,16 +298,16 @@ def test_an_exhausted_primary_rate_limit_waits_until_the_reset_time(standin,
 def test_a_rate_limit_longer_than_the_wait_budget_fails_at_once(standin, monkeypatch) -> None:
     use_github(monkeypatch, standin)
     seed(standin)
-    standin.inject("GET", r"/contents/", 429, headers={"Retry-After": "3600"})
+    standin.inject("GET", r"/branches/", 429, headers={"Retry-After": "3600"})
     assert_clean_failure(run_cli("memory", "list"), "rate limited (429)", "3600")
 
 
 def test_a_502_is_retried_and_a_persistent_502_is_a_remote_error(standin, monkeypatch) -> None:
     use_github(monkeypatch, standin)
     seed(standin)
-    standin.inject("PUT", r"/contents/Pilot/Memory\.md$", 502)
+    standin.inject("PATCH", REF, 502)
     assert run_cli("remember", "I like tea").returncode == 0
-    standin.inject("GET", r"/contents/", 502, times=100)
+    standin.inject("GET", r"/git/trees/", 502, times=100)
     assert_clean_failure(run_cli("memory", "list"), "server error 502", "3 attempt(s)")
 
 
@@ -310,7 +334,7 @@ def test_an_answer_that_is_not_json_is_a_one_line_remote_error(standin, monkeypa
     seed(standin)
     for body in (["not", "a", "file"], {"unexpected": True}):
         standin.faults.clear()
-        standin.inject("GET", r"/contents/", 200, times=5, body=body)  # type: ignore[arg-type]
+        standin.inject("GET", r"/branches/", 200, times=5, body=body)  # type: ignore[arg-type]
         assert_clean_failure(run_cli("memory", "list"), "unexpected answer")
 
 

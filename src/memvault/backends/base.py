@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from memvault.errors import InvalidInput
+from memvault.errors import Conflict, InvalidInput
 
 
 class _Sentinel:
@@ -49,6 +49,11 @@ class Blob:
     linked_to: str | None = None
     """Set when the path was reached through a symlink (a file or a folder on the way):
     the vault-relative path actually read. Writes through a symlink are refused."""
+
+
+class StaleBatch(Conflict):
+    """A file a batch rewrote changed in the store before the batch could land: the whole
+    unit of work must be done again on the new state (see `services/one_commit.py`)."""
 
 
 @dataclass(frozen=True, slots=True)

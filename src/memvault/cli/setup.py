@@ -23,26 +23,29 @@ def init(ctx: click.Context, path: Path | None, trading: bool, git: bool | None)
     MEMVAULT_VAULT, or the current folder): Memory.md, Lessons.md, Inbox.md and
     Profile.md in Pilot/, settings in .memvault/. Idempotent; never overwrites a file.
 
-    With MEMVAULT_BACKEND=github the layout is created in the GitHub repository.
+    With MEMVAULT_BACKEND=github, or `backend = "github"` in the folder's
+    .memvault/config.toml, the layout is created in the GitHub repository (one commit).
 
     Example: memvault init ~/Notes
     """
     import os
 
+    from memvault.config import parse_config
     from memvault.services.setup import init_vault
+    from memvault.state_paths import CONFIG
 
     st = state(ctx)
     root = (path or Path(st.vault_path or Path.cwd())).expanduser().absolute()
-    remote = os.environ.get("MEMVAULT_BACKEND", "fs") != "fs"
+    local = root / CONFIG
+    config = parse_config(local.read_bytes() if local.is_file() else None)
+    # The backend named in the environment, else in the folder's own config.toml.
+    chosen = os.environ.get("MEMVAULT_BACKEND") or config.backend
+    remote = chosen != "fs"
     backend = None
     if remote:
-        from memvault.config import parse_config
         from memvault.services.vault import _remote_backend
-        from memvault.state_paths import CONFIG
 
-        local = root / CONFIG
-        backend = _remote_backend(os.environ["MEMVAULT_BACKEND"], parse_config(
-            local.read_bytes() if local.is_file() else None))
+        backend = _remote_backend(chosen, config)
     report = init_vault(root, scope=st.scope, backend=backend, trading=trading)
     if report.root and backend is not None:
         report.root = backend.describe()

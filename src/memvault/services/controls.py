@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from memvault.config import CAPTURE_MODES, parse_config, set_config_value
 from memvault.errors import InvalidInput
 from memvault.state_paths import CONFIG
+from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -52,6 +53,7 @@ class ControlService:
             raise InvalidInput(f"unknown setting {key!r}; use one of: {', '.join(CONTROL_KEYS)}")
         return self.all()[key]
 
+    @one_commit("memvault: config set")
     def set(self, key: str, value: Any) -> tuple[bool | str, bool]:
         """Set one control; returns (value, changed)."""
         parsed = parse_control(key, value)

@@ -20,6 +20,7 @@ from memvault.errors import VaultError
 from memvault.state_paths import CONFIG, EVENTS, TOMBSTONES
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, load_bullet_file,
                                             load_raw, new_record_id)
+from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -140,6 +141,7 @@ class DoctorService:
                                      "folder"))
         return found
 
+    @one_commit("memvault doctor --fix")
     def fix(self) -> DoctorReport:
         """Stamp ids on hand-written bullets and resolve duplicate ids; then re-check."""
         fixed: list[str] = []

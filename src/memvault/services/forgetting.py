@@ -100,6 +100,9 @@ def complete(vault: Vault, intent: ForgetIntent) -> tuple[list[Fact], int]:
             for rid in intent.records:
                 purged += vault.events.purge_record(rid, text=first.get(rid))
         _clear_search_index(vault, intent.permanent)
+        drop_caches = getattr(vault.backend, "drop_caches", None)
+        if intent.permanent and drop_caches is not None:
+            drop_caches()  # a remote store's local copies of old files hold the words
         _remove_stale_temps(vault)
         vault.events.append_many({"type": "fact.forgotten", "id": f"ev-{intent.id}-{rid}",
                                   "record": rid, "permanent": intent.permanent}

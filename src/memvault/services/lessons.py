@@ -20,6 +20,7 @@ from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import load_bullet_file
 from memvault.services.proposals import ProposeResult
 from memvault.state_paths import EVENTS
+from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -69,6 +70,7 @@ class LessonService:
             return LESSON_CATEGORIES
         return GENERAL_LESSON_CATEGORIES
 
+    @one_commit("memvault: propose a lesson")
     def propose(self, text: str, category: str, evidence: list[str] | None = None, *,
                 source: str = "agent") -> ProposeResult:
         """Propose a lesson after checking its evidence (see module doc)."""

@@ -17,9 +17,10 @@ from memvault.core.bullets import (BulletDocument, BulletItem, render_new_item,
                                    render_updated_item)
 from memvault.core.records import (FACT_CATEGORIES, Fact, check_category, check_record_text,
                                    fact_from_item, match_key)
-from memvault.errors import InvalidInput, NotFound
+from memvault.errors import Conflict, InvalidInput, NotFound
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
                                             load_bullet_file, new_record_id)
+from memvault.services.one_commit import attempt_memo, one_commit
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -123,6 +124,7 @@ class MemoryService:
 
     # -- writing -----------------------------------------------------------------------
 
+    @one_commit("memvault: remember a fact")
     def remember(self, text: str, category: str | None = None, *, source: str = "cli",
                  extra_meta: dict[str, str] | None = None) -> RememberResult:
         """Save an explicit fact. An exact (normalised) duplicate is a no-op."""
@@ -164,6 +166,7 @@ class MemoryService:
             pass
         return result
 
+    @one_commit("memvault: edit a fact")
     def edit(self, fact_id: str, text: str | None = None,
              category: str | None = None) -> EditResult:
         """Correct a fact: same id, `updated` bumped; an inferred fact becomes explicit.
@@ -178,9 +181,17 @@ class MemoryService:
         new_cat = check_category(category) if category is not None else None
         before: list[Fact] = []
         changed = [False]
+        first_seen = attempt_memo()
 
         def apply(doc: BulletDocument) -> Fact:
             item = find_one(doc, fact_id, self.path)
+            seen = (item.text, item.category_raw, item.task)
+            if first_seen.setdefault(("edit", fact_id), seen) != seen:
+                # Read again after a write elsewhere (GitHub, another program), the fact is
+                # not what this edit was asked against: say so, never overwrite it.
+                raise Conflict(f"fact {fact_id} was changed elsewhere since memvault read it "
+                               f"(it now reads {item.text!r}); nothing was written: run the "
+                               "edit again to change that version", path=self.path)
             old = fact_from_item(item, FACT_CATEGORIES)
             before[:] = [old]
             changed[0] = False
@@ -237,6 +248,7 @@ class MemoryService:
             raise ReadOnly(self.file_readonly, path=self.path)  # not "no match": unreadable
         return found
 
+    @one_commit("memvault: forget facts")
     def forget(self, ids: list[str], *, permanent: bool = False,
                reason: str = "forgotten") -> ForgetResult:
         """Remove facts by id, tombstone their text, and (permanent) purge their history.
@@ -277,6 +289,7 @@ class MemoryService:
             return ForgetResult([], permanent)
         return self.forget(ids, permanent=permanent)
 
+    @one_commit("memvault: restore a fact")
     def restore(self, fact_id: str) -> Fact:
         """Bring back a forgotten fact from its history (same id)."""
         if self.document().find(fact_id):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.errors import InvalidInput, ReadOnly
 from memvault.services.properties import load_properties
+from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
     from memvault.core.policy import Policy, PolicyIssue
@@ -108,6 +109,7 @@ class PolicyService:
 
     # -- the one writer ----------------------------------------------------------------
 
+    @one_commit("memvault: policy set")
     def set(self, key: str, text: str) -> Policy:
         """Set one limit from command-line text; refused (file unchanged) when invalid."""
         from memvault.core.frontmatter import parse_frontmatter, set_property

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.errors import InvalidInput
 from memvault.services.properties import load_properties, set_note_property
+from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -90,6 +91,7 @@ class ProfileService:
             line = fm.line_of("timezone")
             raise InvalidInput(f"{exc} (line {line})", path=self.path) from None
 
+    @one_commit("memvault: profile set")
     def set(self, key: str, value: str) -> Any:
         """Set one property from command-line text; returns the value written."""
         key = key.strip()

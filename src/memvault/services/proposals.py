@@ -33,6 +33,7 @@ from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one
                                             load_bullet_file, new_record_id, read_settled)
 from memvault.services.journal import scan_events
 from memvault.services.safety_net import SafetyNet, Seen
+from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -92,6 +93,7 @@ class ProposalService:
 
     # -- proposing ---------------------------------------------------------------------
 
+    @one_commit("memvault: propose")
     def propose(self, text: str, category: str | None = None, *, kind: str = "fact",
                 source: str = "agent", authority: str = "inferred",
                 evidence: list[str] | None = None, automatic: bool = False,
@@ -139,6 +141,7 @@ class ProposalService:
                                      evidence=evidence or [])
         return result
 
+    @one_commit("memvault: propose")
     def propose_many(self, candidates: list[tuple[str, str | None]], *, source: str,
                      automatic: bool = True, kind: str = "fact") -> list[ProposeResult]:
         """Propose candidates from one chat turn: at most 3 reach the inbox."""
@@ -163,6 +166,7 @@ class ProposalService:
 
     # -- deciding ----------------------------------------------------------------------
 
+    @one_commit("memvault: accept a proposal")
     def accept(self, proposal_id: str, *, text: str | None = None,
                category: str | None = None) -> Fact:
         """Move a proposal into Memory.md or Lessons.md (same id). With `text` or
@@ -212,6 +216,7 @@ class ProposalService:
     def correct(self, proposal_id: str, text: str, category: str | None = None) -> Fact:
         return self.accept(proposal_id, text=text, category=category)
 
+    @one_commit("memvault: reject a proposal")
     def reject(self, proposal_id: str) -> Fact:
         """Remove a proposal and remember (content-free) never to propose it again."""
         proposal = self.get(proposal_id)
@@ -269,6 +274,7 @@ class ProposalService:
                 pending.pop(str(ev.get("record")), None)
         return pending
 
+    @one_commit("memvault: apply inbox edits")
     def apply_inbox_edits(self) -> list[tuple[str, Fact]]:
         """Accept ticked proposals and reject deleted ones. Returns (action, record).
 

@@ -29,6 +29,7 @@ from memvault.core.reconcile import (
 from memvault.errors import NotFound, UsageError
 from memvault.services.bullet_files import edit_bullet_file
 from memvault.services.tidy import open_blocks, record_dropped, this_clone_first
+from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -60,6 +61,7 @@ class ResolveService:
         return [OpenConflict(path, block) for path in self.vault.layout.memory_files
                 for block in open_blocks(self.vault.backend, path)]
 
+    @one_commit("memvault resolve")
     def resolve(self, choice: str, *, fact_id: str | None = None,
                 line: int | None = None, path: str | None = None) -> ResolveReport:
         """Apply `choice` to every open block (or those naming `fact_id`, or the one at

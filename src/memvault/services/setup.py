@@ -55,6 +55,15 @@ def init_vault(root: Path, *, scope: str | None = None, backend: Backend | None 
         from memvault.backends.fs import FsBackend
 
         backend = FsBackend(root)
+    from memvault.services.one_commit import run_as_one
+
+    # One unit: on GitHub the whole layout is one commit.
+    return run_as_one(backend, "memvault init",
+                      lambda: _create_layout(root, backend, scope, trading))
+
+
+def _create_layout(root: Path, backend: Backend, scope: str | None,
+                   trading: bool) -> InitReport:
     report = InitReport(root=str(root))
 
     def create(path: str, data: bytes) -> None:

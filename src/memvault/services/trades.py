@@ -27,6 +27,7 @@ from memvault.errors import Conflict, InvalidInput, NotFound, ReadOnly
 from memvault.services.journal import scan_events
 from memvault.services.settle import read_settled_file
 from memvault.state_paths import EVENTS
+from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -86,6 +87,7 @@ class TradeService:
 
         return self.record(parse_trade_batch(text, source), learn=learn)
 
+    @one_commit("memvault: record trades")
     def record(self, objects: list[Any], *, learn: bool = True) -> RecordReport:
         from memvault.core.trades import canonical, fingerprint, validate_trade
 

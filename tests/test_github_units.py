@@ -1,0 +1,216 @@
+"""The GitHub backend writes whole and frugally: one commit per command, all of it or none
+of it whatever request fails, the next run completes it, and a remember costs a handful
+of requests with no journal download. Real PyGithub over real HTTP against the stand-in
+(tests/github_standin.py), real `memvault` processes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_memvault
+from tests.github_standin import GithubStandin
+from tests.test_github_backend import MEMORY, TOKEN, seed, use_github
+from tests.trade_helpers import START, make_trade
+
+EVENTS = ".memvault/events.jsonl"
+TOMBSTONES = ".memvault/tombstones.jsonl"
+
+
+@pytest.fixture
+def standin():  # type: ignore[no-untyped-def]
+    server = GithubStandin(token=TOKEN).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def github(standin, monkeypatch):  # type: ignore[no-untyped-def]
+    use_github(monkeypatch, standin)
+    monkeypatch.setenv("MEMVAULT_GITHUB_RETRIES", "1")
+    seed(standin)
+    return standin
+
+
+def cli(*args: str, stdin: str | None = None):  # type: ignore[no-untyped-def]
+    return run_memvault("--vault", "/nowhere", *args, input=stdin)
+
+
+def commits(standin: GithubStandin) -> int:
+    return sum(1 for kind, _ in standin.objects.values() if kind == "commit")
+
+
+# -- one commit per command -------------------------------------------------------------------
+
+
+def test_a_remember_is_one_commit_holding_the_fact_and_its_journal_line(github) -> None:
+    before, head = commits(github), github.head()
+    out = cli("remember", "I like tea", "--json")
+    assert out.returncode == 0, out.stderr
+    fid = json.loads(out.stdout)["fact"]["id"]
+    assert commits(github) == before + 1
+    new = github.head()
+    assert github.objects[new][1]["parents"] == [head]
+    files = github.files()
+    assert f"id:{fid}" in files[MEMORY].decode()
+    assert f'"record":"{fid}"' in files[EVENTS].decode()
+
+
+def test_a_permanent_forget_is_one_commit_and_warns_about_earlier_commits(github) -> None:
+    fid = json.loads(cli("remember", "My PIN is 4242", "--json").stdout)["fact"]["id"]
+    cli("memory", "edit", fid, "My PIN is 4243")
+    before = commits(github)
+    out = cli("forget", fid, "--permanent", "--yes")
+    assert out.returncode == 0, out.stderr
+    assert "earlier commits of the GitHub repository still hold these words" in out.stderr
+    assert commits(github) == before + 1
+    files = github.files()
+    for path in (MEMORY, EVENTS):
+        assert b"424" not in files[path], path
+    assert fid.encode() in files[TOMBSTONES]
+    cached = list((Path(os.environ["HOME"]) / ".cache/memvault").rglob("*"))
+    assert not any(b"4242" in p.read_bytes() for p in cached if p.is_file())
+
+
+def test_init_honours_backend_github_in_the_folders_config(standin, monkeypatch,
+                                                           tmp_path: Path) -> None:
+    use_github(monkeypatch, standin)
+    monkeypatch.delenv("MEMVAULT_BACKEND")
+    monkeypatch.delenv("MEMVAULT_GITHUB_REPO")
+    standin.commit_files({"README.md": b"hi\n"})
+    folder = tmp_path / "settings"
+    (folder / ".memvault").mkdir(parents=True)
+    (folder / ".memvault/config.toml").write_text(
+        f'backend = "github"\n\n[github]\nrepo = "{standin.repo}"\n')
+    before = commits(standin)
+    out = run_memvault("--vault", str(folder), "init", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["vault"].startswith("github:owner/vault")
+    assert MEMORY in standin.files() and commits(standin) == before + 1  # one commit
+    assert sorted(p.name for p in folder.rglob("*")) == [".memvault", "config.toml"]
+
+
+def test_trade_record_keeps_a_journal_line_another_machine_appended_meanwhile(
+        github, tmp_path: Path) -> None:
+    def another_machine_appends() -> None:
+        line = b'{"id":"elsewhere-1","type":"x","scope":"default"}\n'
+        data = github.files().get(EVENTS, b"") + line
+        github.commit_files({EVENTS: data}, "another machine")
+
+    github.inject("PATCH", r"/git/refs/heads/main$", before=another_machine_appends)
+    trade = tmp_path / "t.json"
+    trade.write_text(json.dumps(make_trade(1, START)))
+    out = cli("trade", "record", str(trade), "--json")
+    assert out.returncode == 0, out.stderr
+    journal = github.files()[EVENTS].decode()
+    assert "elsewhere-1" in journal and journal.count('"type":"trade"') == 1
+
+
+# -- frugal --------------------------------------------------------------------------------------
+
+
+def test_a_remember_on_a_vault_with_a_1_mb_journal_costs_at_most_six_requests(github) -> None:
+    line = '{"id":"ev-%06d","ts":1,"type":"fact.remembered","scope":"default","text":"%s"}\n'
+    journal = "".join(line % (i, "x" * 60) for i in range(11_000)).encode()
+    assert len(journal) > 1_000_000
+    github.commit_files({EVENTS: journal}, "a long history")
+    assert cli("memory", "list").returncode == 0  # this machine has read the vault before
+    github.mark()
+    out = cli("remember", "I prefer short answers")
+    assert out.returncode == 0, out.stderr
+    sent = github.since_mark()
+    assert len(sent) <= 6, sent
+    assert not any("/git/blobs/" in path for _, path in sent)  # nothing downloaded
+    assert [m for m, _ in sent].count("PATCH") == 1
+
+
+# -- all of it or none of it, at every request --------------------------------------------------
+
+
+def _state(standin: GithubStandin) -> dict[str, bytes]:
+    return standin.files()
+
+
+def _cut_everywhere(standin: GithubStandin, run: Any, done: Any, undone: Any) -> int:
+    """Run the command once to count its requests; then, from a saved repository state,
+    cut it at every request index (an outage from there on; once more with the answer of
+    that request lost), check the repository holds all of it or none of it, and that the
+    next run completes it."""
+    saved = standin.save()
+    standin.mark()
+    assert run().returncode == 0
+    total = len(standin.since_mark())
+    assert done(_state(standin))
+    for index in range(total):
+        for lose in (False, True):
+            standin.restore(saved)
+            standin.mark()
+            standin.fail_from(index, 502, lose_answer=lose)
+            failed = run()
+            standin.heal()
+            state = _state(standin)
+            if failed.returncode == 0:  # only when the lost answer was the last request
+                assert done(state), (index, lose)
+                continue
+            assert len(failed.stderr.strip().splitlines()) >= 1
+            assert done(state) or undone(state), (index, lose, failed.stderr)
+            again = run()
+            assert again.returncode == 0, (index, lose, again.stderr)
+            assert done(_state(standin)), (index, lose)
+    return total
+
+
+def test_remember_cut_at_any_request_leaves_all_or_nothing_and_the_next_run_completes(
+        github) -> None:
+    def run():  # type: ignore[no-untyped-def]
+        return cli("remember", "I like tea")
+
+    def done(files: dict[str, bytes]) -> bool:
+        return files[MEMORY].count(b"I like tea") == 1 and \
+            files.get(EVENTS, b"").count(b'"text":"I like tea"') == 1
+
+    def undone(files: dict[str, bytes]) -> bool:
+        return b"I like tea" not in files[MEMORY] and b"I like tea" not in files.get(EVENTS, b"")
+
+    assert _cut_everywhere(github, run, done, undone) >= 3
+
+
+def test_a_permanent_forget_cut_at_any_request_leaves_all_or_nothing(github) -> None:
+    cli("remember", "My PIN is 4242")
+
+    def run():  # type: ignore[no-untyped-def]
+        out = cli("forget", "4242", "--permanent", "--yes")
+        if out.returncode == 1 and "no fact matches" in out.stderr:
+            out.returncode = 0  # done by the earlier, cut run: nothing left to forget
+        return out
+
+    def done(files: dict[str, bytes]) -> bool:
+        return b"4242" not in files[MEMORY] and b"4242" not in files[EVENTS] and \
+            b'"kind":"forgotten"' in files.get(TOMBSTONES, b"")
+
+    def undone(files: dict[str, bytes]) -> bool:
+        return b"4242" in files[MEMORY] and b"4242" in files[EVENTS] and \
+            b'"kind":"forgotten"' not in files.get(TOMBSTONES, b"")
+
+    assert _cut_everywhere(github, run, done, undone) >= 3
+
+
+def test_trade_record_cut_at_any_request_leaves_all_or_nothing(github, tmp_path: Path) -> None:
+    trade = tmp_path / "t.json"
+    trade.write_text(json.dumps(make_trade(7, START)))
+
+    def run():  # type: ignore[no-untyped-def]
+        return cli("trade", "record", str(trade))
+
+    def parts(files: dict[str, bytes]) -> list[bool]:
+        return [any(p.startswith("Pilot/Trades/") for p in files),
+                any(p.startswith("Pilot/Reflections/") for p in files),
+                any(p.startswith("Pilot/Journal/") for p in files),
+                files.get(EVENTS, b"").count(b'"type":"trade"') == 1]
+
+    assert _cut_everywhere(github, run, lambda f: all(parts(f)),
+                           lambda f: not any(parts(f))) >= 3
