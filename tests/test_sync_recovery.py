@@ -183,3 +183,45 @@ def test_the_refusal_during_a_rebase_covers_every_kind_of_write(machines) -> Non
     finally:
         (b / ".git/rebase-merge").rmdir()
     assert sys.executable  # the interpreter memvault repairs the driver with
+
+
+def test_an_old_vault_in_the_middle_of_a_rebase_opens_and_sync_finishes_it(machines) -> None:
+    _, b = machines
+    config = b / ".memvault/config.toml"
+    config.write_text("\n".join(ln for ln in config.read_text().splitlines()
+                                if not ln.startswith("vault_format")) + "\n")
+    git(b, "commit", "-qam", "an older vault format")
+    (b / ".git/rebase-merge").mkdir()
+    try:  # reading works and writes nothing while git is mid-operation
+        assert Cli(b)("memory", "list", "--json").exit_code == 0
+        assert "vault_format" not in config.read_text()
+    finally:
+        (b / ".git/rebase-merge").rmdir()
+    Cli(b)("memory", "list")
+    assert "vault_format" in config.read_text()  # upgraded once git was done
+
+
+def test_the_vault_upgrade_turns_0_1_driver_lines_into_union_lines_and_nothing_else(
+        tmp_path: Path) -> None:
+    from memvault.backends.fs import FsBackend
+    from memvault.services.git_setup import union_merge_attributes
+
+    root = tmp_path / "v"
+    init_vault(root)
+    attrs = root / ".gitattributes"
+    old = ("*.png binary\r\n"
+           "# memvault: merge memory files fact by fact (memvault sync --setup)\r\n"
+           "Pilot/**/Memory.md merge=memvault\r\n"
+           "Pilot/**/Inbox.md merge=memvault\r\n"
+           "notes/**/x.md merge=memvault\r\n"
+           ".memvault/events.jsonl merge=memvault")
+    attrs.write_bytes(old.encode())
+    [change] = union_merge_attributes(FsBackend(root))
+    assert change.data == old.replace("Memory.md merge=memvault", "Memory.md merge=union") \
+        .replace("Inbox.md merge=memvault", "Inbox.md merge=union") \
+        .replace("events.jsonl merge=memvault", "events.jsonl merge=union") \
+        .replace("merge memory files fact by fact (memvault sync --setup)",
+                 "memory files merge as unions of lines in every clone; memvault tidies the "
+                 "result").encode()
+    attrs.write_bytes(change.data)
+    assert union_merge_attributes(FsBackend(root)) == []  # idempotent

@@ -30,12 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from memvault import __version__
+from memvault.backends.base import Backend, Change
 from memvault.services.git_repo import GitRepo, last_line
 from memvault.services.merge_driver import BULLET_FILES as MEMORY_FILES
 from memvault.services.merge_driver import PROBE_ENV
 from memvault.state_paths import JOURNALS, cache_ignore_lines
 
 DRIVER_NAME = "memvault"
+GITATTRIBUTES = ".gitattributes"
 
 ATTRIBUTES_HEADER = ("# memvault: memory files merge as unions of lines in every clone; "
                      "memvault tidies the result")
@@ -211,3 +213,31 @@ def attributes_status(root: Path) -> tuple[bool, bool]:
     except OSError:
         return False, False
     return "merge=union" in text, f"merge={DRIVER_NAME}" in text
+
+
+def union_merge_attributes(backend: Backend) -> list[Change]:
+    """Vault migration: the `.gitattributes` lines `memvault sync --setup` 0.1 wrote route
+    memory files to the memvault driver, which a clone without it (Obsidian Git, a new
+    laptop) merges as plain text, with conflict markers. They become `merge=union`, which
+    every clone applies; set-up clones keep the driver through `.git/info/attributes`.
+    Only those exact lines (and their header) change, each keeping its line ending; a
+    vault without them is left alone."""
+    from memvault.config import parse_config
+    from memvault.state_paths import CONFIG
+
+    blob = backend.read(GITATTRIBUTES)
+    if blob is None:
+        return []
+    config = backend.read(CONFIG)
+    home = parse_config(config.data if config else None).home
+    old = {ln.encode() for ln in attribute_lines(home, DRIVER_NAME)}
+    out, changed = [], False
+    for line in blob.data.splitlines(keepends=True):
+        body = line.rstrip(b"\r\n")
+        ending = line[len(body):]
+        if body.strip() in old:
+            body, changed = body.replace(f"merge={DRIVER_NAME}".encode(), b"merge=union"), True
+        elif body.strip() == OLD_ATTRIBUTES_HEADER.encode():
+            body = ATTRIBUTES_HEADER.encode()
+        out.append(body + ending)
+    return [Change(GITATTRIBUTES, b"".join(out), blob.version)] if changed else []

@@ -75,10 +75,20 @@ def ensure_caches_ignored(backend: Backend) -> list[Change]:
     return [Change(GITIGNORE, new, blob.version)]
 
 
+def _union_merge_attributes(backend: Backend) -> list[Change]:
+    from memvault.services.git_setup import union_merge_attributes
+
+    return union_merge_attributes(backend)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "caches-git-ignored",
               f"number the vault format; {GITIGNORE} lists every local cache",
               ensure_caches_ignored),
+    Migration(3, "memory-files-merge-as-union",
+              "the .gitattributes lines memvault 0.1 wrote (merge=memvault, plain text in a "
+              "clone without the driver) become merge=union, which every clone applies",
+              _union_merge_attributes),
 )
 
 CURRENT_FORMAT = MIGRATIONS[-1].version if MIGRATIONS else 1

@@ -138,7 +138,11 @@ class Vault:
     def _up_to_date(cls, root: Path, backend: Backend, config: Config,
                     scope: str | None) -> Vault:
         """The opened vault, after upgrading an older vault format (see services/migrations)."""
-        if config.vault_format != CURRENT_FORMAT:
+        from memvault.backends.fs_git import operation_in_progress
+
+        waiting = config.vault_format < CURRENT_FORMAT and \
+            operation_in_progress(getattr(backend, "git_dir", None)) is not None
+        if config.vault_format != CURRENT_FORMAT and not waiting:  # mid-rebase: after it
             if upgrade(backend).applied:
                 blob = backend.read(CONFIG)
                 config = parse_config(blob.data if blob else None)
