@@ -185,6 +185,25 @@ def test_a_ticked_inbox_box_is_applied_and_reported(watched) -> None:
     assert any(ln.startswith("+ fact ") and "dark mode" in ln for ln in lines[2:])
 
 
+
+def test_a_deleted_inbox_line_rejects_its_proposal_and_is_reported(watched) -> None:
+    """The watcher applies inbox decisions through the same Vault step as every front
+    end: a line deleted from a whole inbox is a rejection."""
+    vault, watcher, rec, _ = watched
+    keep = vault.proposals.propose("I prefer light mode", "preference").proposal
+    drop = vault.proposals.propose("I prefer dark mode", "preference").proposal
+    rec.lines()
+    inbox = Path(vault.root) / vault.layout.inbox
+    text = inbox.read_text()
+    inbox.write_text("".join(line for line in text.splitlines(keepends=True)
+                             if "I prefer dark mode" not in line))
+    lines = rec.lines(settle=3.0)  # a read that lost a record waits for the save to settle
+    assert lines[:2] == [f'- proposal {drop.id}',
+                         f'✓ proposal {drop.id} "I prefer dark mode" (rejected)']
+    pending = {p.id for p in Vault.open(vault.root).proposals.list()}
+    assert keep.id in pending and drop.id not in pending
+    assert "I prefer dark mode" not in {f.text for f in Vault.open(vault.root).memory.all()}
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -112,11 +112,6 @@ class ChangeFlag:
             else:
                 self._full = True
 
-    def pending(self) -> int:
-        """How many changed paths wait for the next search (for tests)."""
-        with self._lock:
-            return len(self._paths)
-
     def mark(self) -> None:
         with self._lock:
             self._full = True

@@ -274,21 +274,15 @@ class VaultWatcher:
             self._apply_inbox()
 
     def _apply_inbox(self) -> None:
-        service = getattr(self.vault, "proposals", None)
-        apply = getattr(service, "apply_ticked", None) or \
-            getattr(service, "apply_inbox_edits", None)
-        if apply is None:
-            return
-        try:
-            done = apply() or []
-        except Exception as exc:  # noqa: BLE001
+        """Make ticked boxes and deleted lines in Inbox.md take effect: the one Vault step
+        every front end uses (`Vault.apply_inbox_edits`, which never raises)."""
+        edits = self.vault.apply_inbox_edits()
+        if edits.problem:
             self._emit(WatchEvent("!", "file", self.vault.layout.inbox,
-                                  message=f"ticked boxes not applied: {exc}"))
-            return
-        for action, record in done:
-            self._emit(WatchEvent("✓", "proposal", self.vault.layout.inbox,
-                                  getattr(record, "id", str(record)),
-                                  getattr(record, "text", None), str(action)))
+                                  message=f"inbox decisions not applied: {edits.problem}"))
+        for action, record in edits.applied:
+            self._emit(WatchEvent("✓", "proposal", self.vault.layout.inbox, record.id,
+                                  record.text, action))
 
     # -- policy and index ----------------------------------------------------------------
 
