@@ -3,8 +3,10 @@
 
 Data: `tests/data/recall_eval/` — `facts.jsonl` (1,100 facts: targets, near-miss
 distractors and everyday filler, varied domains, some paraphrased twice) and
-`queries.jsonl` (171 questions written to need meaning, not shared words, each with the
-facts that answer it, split by topic into a `tune` half and a `heldout` half).
+`queries.jsonl`: 171 `questions` written to need meaning, not shared words, and 153
+everyday `requests` to an assistant (some share a word with the fact they need, many do
+not), each with the facts that answer it, split by topic into a `tune` half and a
+`heldout` half (a topic's questions and requests are in the same half).
 
 For every query it ranks the facts through memvault's real code (a temporary vault, its
 search index, the configured embedder) and prints recall@5 (a right fact in the first
@@ -13,8 +15,9 @@ hybrid ranking, and how often the context block (`memvault context --request`, d
 budget) contains a right fact. Report the held-out half; tune only on the other:
 
     python scripts/eval_recall.py                       # held-out half (the reported one)
+    python scripts/eval_recall.py --set questions       # only the original questions
     python scripts/eval_recall.py --split tune          # for choosing weights
-    python scripts/eval_recall.py --split tune --grid   # try weight x floor combinations
+    python scripts/eval_recall.py --split tune --grid   # try weight x pool combinations
 """
 
 from __future__ import annotations
@@ -30,15 +33,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 DATA = ROOT / "tests" / "data" / "recall_eval"
-WEIGHTS = (0.5, 0.6, 0.7, 0.8, 0.9)
-POOLS = (0.1, 0.2, 0.35, 0.5, 1.0)
+WEIGHTS = (0.4, 0.5, 0.6, 0.7, 0.8)
+POOLS = (0.1, 0.35, 1.0)
 
 
-def load(split: str) -> tuple[list[dict], list[dict]]:
+SETS = ("questions", "requests")
+
+
+def load(split: str, which: str = "all") -> tuple[list[dict], list[dict]]:
     facts = [json.loads(line) for line in (DATA / "facts.jsonl").read_text().splitlines()]
     queries = [json.loads(line) for line in (DATA / "queries.jsonl").read_text().splitlines()]
     if split != "all":
         queries = [q for q in queries if q["split"] == split]
+    if which != "all":
+        queries = [q for q in queries if q["set"] == which]
     return facts, queries
 
 
@@ -75,7 +83,10 @@ def ordered(scores: dict[str, float]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=("heldout", "tune", "all"), default="heldout")
-    parser.add_argument("--grid", action="store_true", help="try weights and floors")
+    parser.add_argument("--set", dest="which", choices=(*SETS, "all"), default="all",
+                        help="questions (written to need meaning), requests (everyday "
+                             "requests, some sharing words with their fact), or both")
+    parser.add_argument("--grid", action="store_true", help="try weights and pools")
     parser.add_argument("--no-context", action="store_true", help="skip the context check")
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args()
@@ -83,7 +94,7 @@ def main() -> None:
     from memvault import Vault
     from memvault.index import recall as R
 
-    facts, queries = load(args.split)
+    facts, queries = load(args.split, args.which)
     work = Path(tempfile.mkdtemp(prefix="memvault-eval-"))
     try:
         root = work / "vault"
@@ -100,34 +111,50 @@ def main() -> None:
             lexical, cosine = search.memory_scores(q["query"])
             per_query.append((q, lexical, cosine))
         scoring = (time.perf_counter() - started) / max(len(queries), 1)
+        groups = [name for name in SETS if any(q["set"] == name for q in queries)]
+        if len(groups) > 1:
+            groups.append("all")
 
-        def evaluate(weight: float, pool: float) -> dict[str, tuple[float, float]]:
-            found: dict[str, list[int | None]] = {"lexical": [], "semantic": [], "hybrid": []}
+        def evaluate(weight: float, pool: float) -> dict[str, dict[str, tuple[float, float]]]:
+            found: dict[str, dict[str, list[int | None]]] = {
+                g: {"lexical": [], "semantic": [], "hybrid": []} for g in groups}
             for q, lexical, cosine in per_query:
                 expected = set(q["expected"])
                 fused = R.fuse(lexical, cosine, weight=weight, pool=pool)
-                found["lexical"].append(ranks(ordered(lexical), expected))
-                found["semantic"].append(ranks(ordered(cosine.as_dict()), expected))
-                found["hybrid"].append(ranks(ordered({k: v.score for k, v in fused.items()}),
-                                             expected))
-            return {k: metrics(v) for k, v in found.items()}
+                row = {"lexical": ranks(ordered(lexical), expected),
+                       "semantic": ranks(ordered(cosine.as_dict()) if cosine else [],
+                                         expected),
+                       "hybrid": ranks(ordered({k: v.score for k, v in fused.items()}),
+                                       expected)}
+                for g in (q["set"], "all"):
+                    if g in found:
+                        for name, rank in row.items():
+                            found[g][name].append(rank)
+            return {g: {k: metrics(v) for k, v in by.items()} for g, by in found.items()}
 
-        def context_rate() -> tuple[float, list[str]]:
-            misses = []
+        def context_rate() -> dict[str, tuple[int, int, list[str]]]:
+            out: dict[str, tuple[int, int, list[str]]] = {g: (0, 0, []) for g in groups}
             for q in queries:
                 block = vault.context.build(q["query"])
-                if not {item.id for item in block.selected} & set(q["expected"]):
-                    misses.append(q["query"])
-            return 1 - len(misses) / len(queries), misses
+                hit = bool({item.id for item in block.selected} & set(q["expected"]))
+                for g in (q["set"], "all"):
+                    if g in out:
+                        got, total, misses = out[g]
+                        out[g] = (got + hit, total + 1,
+                                  misses if hit else [*misses, q["query"]])
+            return out
 
         if args.grid:
-            print("weight pool  hybrid recall@5  MRR    context")
+            print("weight pool  hybrid recall@5  MRR    context   (all queries of the split)")
             for weight in WEIGHTS:
                 for pool in POOLS:
                     R.SEMANTIC_WEIGHT, R.SEMANTIC_POOL = weight, pool
-                    r5, mrr = evaluate(weight, pool)["hybrid"]
-                    rate = context_rate()[0] if not args.no_context else float("nan")
-                    print(f"{weight:5.1f} {pool:5.2f}  {r5:15.3f}  {mrr:.3f}  {rate:.3f}")
+                    r5, mrr = evaluate(weight, pool)[groups[-1]]["hybrid"]
+                    rate = float("nan")
+                    if not args.no_context:
+                        got, total, _ = context_rate()[groups[-1]]
+                        rate = got / total
+                    print(f"{weight:5.2f} {pool:5.2f}  {r5:15.3f}  {mrr:.3f}  {rate:.3f}")
             return
         results = evaluate(R.SEMANTIC_WEIGHT, R.SEMANTIC_POOL)
         model = embedder.model_id if embedder is not None else "none (lexical only)"
@@ -135,18 +162,22 @@ def main() -> None:
               f"embedder: {model}")
         print(f"hybrid: semantic weight {R.SEMANTIC_WEIGHT}, semantic pool {R.SEMANTIC_POOL}")
         print()
-        print("| ranking | recall@5 | MRR |")
-        print("| --- | ---: | ---: |")
-        for name, (r5, mrr) in results.items():
-            print(f"| {name} | {r5:.3f} | {mrr:.3f} |")
+        counts = {g: sum(1 for q in queries if g in ("all", q["set"])) for g in groups}
+        print("| ranking | " + " | ".join(f"{g} ({counts[g]}): recall@5 | MRR"
+                                          for g in groups) + " |")
+        print("| --- |" + " ---: | ---: |" * len(groups))
+        for name in ("lexical", "semantic", "hybrid"):
+            cells = " | ".join(f"{results[g][name][0]:.3f} | {results[g][name][1]:.3f}"
+                               for g in groups)
+            print(f"| {name} | {cells} |")
         if not args.no_context:
-            rate, misses = context_rate()
             print()
-            print(f"context block (default budget) contains a right fact: "
-                  f"{round(rate * len(queries))}/{len(queries)} = {rate:.1%}")
-            if args.show_misses:
-                for m in misses:
-                    print("  missed:", m)
+            print("context block (default budget) contains a right fact:")
+            for g, (got, total, misses) in context_rate().items():
+                print(f"  {g}: {got}/{total} = {got / total:.1%}")
+                if args.show_misses:
+                    for m in misses:
+                        print("    missed:", m)
         print()
         print(f"first scoring (index + embeddings of {len(facts)} facts): {prepare:.2f} s; "
               f"then {scoring * 1000:.1f} ms per query")

@@ -303,7 +303,8 @@ def test_the_preference_category_is_listed_under_preferences(cli, vault_dir):
                              fact("My name is Ana", "identity", "name01", T0),
                              fact("Tables for numbers", "presentation", "pres01", T0)])
     block = context(cli)
-    assert ids(block, "preference") == ["pref01", "pres01"]
+    # how answers look (presentation, communication) comes first among preferences
+    assert ids(block, "preference") == ["pres01", "pref01"]
     assert ids(block, "fact") == ["name01"]
     text = block["text"]
     facts_at, prefs_at = text.index("> Facts:"), text.index("> Preferences:")
@@ -386,3 +387,17 @@ def test_selection_is_deterministic(cli, vault_dir):
     first = cli("context", "--json", "--request", "hello").stdout
     assert all(cli("context", "--json", "--request", "hello").stdout == first
                for _ in range(3))
+
+
+def test_preferences_about_how_answers_look_come_first_when_not_all_fit(cli, vault_dir):
+    """Over the cap of 12 preferences, with a request that matches none of them, the ones
+    about how answers look (communication, presentation) are kept: they apply to every
+    request, a taste in food does not."""
+    tastes = [fact(f"I like dish number {i}", "preference", f"dish{i:02d}", T0 + 100 + i)
+              for i in range(20)]
+    style = [fact("I prefer short answers without preamble", "communication", "short01", T0),
+             fact("Use tables when comparing options", "presentation", "table01", T0)]
+    write_memory(vault_dir, tastes + style)
+    block = json.loads(cli("context", "--json", "--request", "Explain Kubernetes operators").stdout)
+    shown = ids(block, "preference")
+    assert len(shown) == 12 and shown[:2] == ["short01", "table01"]

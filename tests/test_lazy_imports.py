@@ -1,4 +1,6 @@
-"""Start-up stays lean: `memvault memory list --json` never imports heavy libraries.
+"""Start-up stays lean: `memvault memory list --json` never imports heavy libraries, and
+no cold command that does not rank memory by meaning imports the embedding stack
+(numpy, tokenizers), although it is part of the default install.
 
 Each check runs the real CLI entry point in a fresh interpreter and then looks at
 `sys.modules`. If this fails after adding a feature, move the new import inside the
@@ -17,7 +19,9 @@ from pathlib import Path
 import pytest
 
 HEAVY = ("github", "watchdog", "markdown_it", "pydantic", "pydantic_core", "yaml", "rich",
-         "frontmatter", "mcp", "cryptography", "typer", "rapidfuzz")
+         "frontmatter", "mcp", "cryptography", "typer", "rapidfuzz", "numpy", "tokenizers",
+         "safetensors", "wordllama")
+EMBEDDING = {"numpy", "tokenizers", "safetensors", "wordllama"}
 
 _PROBE = """
 import json, sys
@@ -81,3 +85,18 @@ def test_flags_after_the_command_import_no_heavy_library_either(vault_dir, tmp_p
                            "--json")
     assert result["exit"] == 0 and json.loads(stdout)["facts"] == []
     assert result["heavy"] == []
+
+
+@pytest.mark.parametrize("argv", [
+    ("context", "--json"),
+    ("search", "--json", "harbor"),
+    ("memory", "list", "--all", "--json"),
+    ("remember", "--json", "I drink tea", "--category", "preference"),
+    ("memory", "show", "--json", "nosuchid"),  # an unknown id: exit 1
+])
+def test_cold_commands_that_do_not_rank_by_meaning_never_import_the_embedding_stack(
+        vault_dir, tmp_path, argv) -> None:
+    (vault_dir / "Harbor.md").write_text("# Harbor\n\nthe harbor at dawn\n", encoding="utf-8")
+    result, _ = probe(tmp_path, "--vault", str(vault_dir), *argv)
+    assert result["exit"] == (1 if "nosuchid" in argv else 0)
+    assert not set(result["heavy"]) & EMBEDDING, result["heavy"]

@@ -19,8 +19,8 @@ import pytest
 from memvault import Vault
 from memvault.embeddings import static
 
-needs_model = pytest.mark.skipif(not static.available(), reason="the semantic extra "
-                                 "(pip install 'memvault[semantic]') is not installed")
+needs_model = pytest.mark.skipif(not static.available(), reason="the built-in model's "
+                                 "files (the wordllama wheel) are not installed here")
 
 T0 = 1_784_000_000
 FILLER = ("Invoice {i} for the boiler inspection was paid", "The {i}th ticket tracks the Redis "
@@ -187,7 +187,7 @@ open(sys.argv[1] if False else OUT, "w").write(json.dumps(heavy))
 """
 
 
-def test_without_the_model_recall_is_by_words_and_search_says_how_to_turn_meaning_on(
+def test_without_the_model_recall_is_by_words_and_search_says_why(
         vault_dir, tmp_path):
     # a `wordllama` package without its model files stands first on the path, as on an
     # install where the wheel has no weights: the real lookup finds no model
@@ -206,7 +206,8 @@ def test_without_the_model_recall_is_by_words_and_search_says_how_to_turn_meanin
 
     data = memvault("search", "--memory", "--json", "collie")
     assert [r["id"] for r in data["results"]] == ["pet001"]
-    assert any("memvault[semantic]" in n for n in data["notices"])
+    assert any("semantic recall is off" in n and "without its model files" in n
+               for n in data["notices"])
     block = memvault("context", "--json", "--request", "what kind of pet do I have?")
     assert block["selected"] and not any("close in meaning" in r["whyApplied"]
                                          for r in block["selected"])

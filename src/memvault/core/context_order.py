@@ -22,12 +22,15 @@ from memvault.core.records import PREFERENCE_CATEGORIES, Fact
 
 PREFERENCE_KINDS = ("preference", *PREFERENCE_CATEGORIES)
 """Categories shown under "Preferences:" (and capped by `max_preferences`)."""
+STYLE_CATEGORIES = ("communication", "presentation")
+"""Preferences about how answers look: they apply to every request, so among records
+equally (un)related to it they come first."""
 NEVER_STATUSES = ("superseded", "forgotten", "pending", "rejected")
 RELEVANCE_BANDS = 4
 """Relevance scores (0..1) are cut into this many bands before authority is compared:
 a clearly better match wins, near-equal matches are ordered by standing."""
 
-RankKey = tuple[int, int, int, float, float, int, str, int]
+RankKey = tuple[int, int, int, int, float, float, int, str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +57,13 @@ def band(relevance: Relevance | None) -> int:
 
 def rank_key(record: Fact, feedback: Mapping[str, float] | None = None,
              relevance: Relevance | None = None) -> RankKey:
-    """Relevance band first, then explicit before inferred, proven before trial, the
-    feedback signal (successful use raises it, corrections and failures lower it), the
-    exact relevance, newest first, then id, line."""
+    """Relevance band first, then how answers look (`STYLE_CATEGORIES`) before the rest,
+    explicit before inferred, proven before trial, the feedback signal (successful use
+    raises it, corrections and failures lower it), the exact relevance, newest first,
+    then id, line."""
     inferred, proven = standing(record)
-    return (band(relevance), 1 if inferred else 0, 0 if proven else 1,
+    return (band(relevance), 0 if record.category in STYLE_CATEGORIES else 1,
+            1 if inferred else 0, 0 if proven else 1,
             -feedback.get(record.id, 0.0) if feedback else 0.0,
             -(relevance.score if relevance is not None else 0.0),
             -(record.updated or 0), record.id, record.line)
@@ -94,10 +99,10 @@ class PreparedRecords:
     never: list[tuple[Fact, str, str]] = field(default_factory=list)  # record, kind, why
 
 
-def _standing_key(record: Fact) -> tuple[int, int, int, str, int]:
+def _standing_key(record: Fact) -> tuple[int, int, int, int, str, int]:
     inferred, proven = standing(record)
-    return (1 if inferred else 0, 0 if proven else 1, -(record.updated or 0), record.id,
-            record.line)
+    return (0 if record.category in STYLE_CATEGORIES else 1, 1 if inferred else 0,
+            0 if proven else 1, -(record.updated or 0), record.id, record.line)
 
 
 def prepare_records(facts: Iterable[Fact], lessons: Iterable[Fact],

@@ -1,6 +1,6 @@
 """Text embeddings for semantic recall: the built-in offline model or an endpoint.
 
-- `static` — the default (with the `semantic` extra): a static embedding model (a table of token vectors, averaged)
+- `static` — the default: a static embedding model (a table of token vectors, averaged)
   whose weights ship inside a PyPI wheel (wordllama's 256-dimension "l2_supercat"
   table), loaded from the wheel's own files with numpy and tokenizers: no network, no
   account, no GPU, about a tenth of a second to load.
@@ -8,8 +8,8 @@
   `[embeddings]` table of `.memvault/config.toml` (the key is read from the environment
   variable the table names, never from a file).
 - `settings` — reading that table, and `embedder_for(config)`, which returns the
-  configured embedder or None (semantic recall off, or the model not installed: recall
-  then stays lexical).
+  configured embedder or None (semantic recall off, or the model could not be loaded:
+  recall then stays lexical).
 
 Nothing here is imported by a command that does not rank memory by meaning; the model
 is loaded once per process, on first use. numpy's BLAS is kept to one thread (unless the

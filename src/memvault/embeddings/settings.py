@@ -8,8 +8,9 @@
     api_key_env = "MEMVAULT_EMBEDDINGS_API_KEY"   # the NAME of an environment variable
     timeout = 30
 
-`builtin` is the offline model shipped in the `wordllama` wheel (`static.py`, the
-`semantic` extra); if it is not installed, recall is lexical only. `none` turns semantic
+`builtin` is the offline model shipped in the `wordllama` wheel (`static.py`, a default
+dependency); if it cannot be loaded (a platform without that wheel, a damaged install),
+recall is lexical only and `search` says why in its notices. `none` turns semantic
 recall off.
 """
 
@@ -22,8 +23,7 @@ from memvault.errors import InvalidInput
 from memvault.state_paths import CONFIG
 
 KINDS = ("builtin", "endpoint", "none")
-MISSING_NOTICE = ("semantic recall is off (words only): install it with "
-                  "pip install 'memvault[semantic]'")
+MISSING_NOTICE = "semantic recall is off (words only): the built-in model could not be loaded"
 DEFAULT_KEY_ENV = "MEMVAULT_EMBEDDINGS_API_KEY"
 
 
@@ -34,7 +34,8 @@ class Embedder(Protocol):
 
 
 def embedder_for(table: dict[str, Any]) -> Embedder | None:
-    """The embedder the `[embeddings]` table asks for (validated), or None."""
+    """The embedder the `[embeddings]` table asks for (validated), or None (semantic
+    recall off; for `builtin`, `builtin_problem()` says why)."""
     kind = table.get("kind", "builtin")
     if kind not in KINDS:
         raise InvalidInput(f"[embeddings] kind must be one of {', '.join(KINDS)}, not "
@@ -47,9 +48,17 @@ def embedder_for(table: dict[str, Any]) -> Embedder | None:
         return EndpointModel(endpoint_settings(table))
     from memvault.embeddings import static
 
-    if not static.available():
+    try:
+        return static.load()
+    except static.ModelMissing:
         return None
-    return static.load()
+
+
+def builtin_problem() -> str | None:
+    """Why the built-in model could not be loaded in this process, or None."""
+    from memvault.embeddings import static
+
+    return static.load_problem()
 
 
 def endpoint_settings(table: dict[str, Any]) -> Any:

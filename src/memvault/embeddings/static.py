@@ -26,6 +26,7 @@ MAX_TOKENS = 512
 
 _LOCK = threading.Lock()
 _LOADED: dict[str, StaticModel] = {}
+_PROBLEM: dict[str, str] = {}
 
 
 class ModelMissing(Exception):
@@ -97,12 +98,30 @@ class StaticModel:
 
 
 def load() -> StaticModel:
-    """The built-in model, loaded once per process."""
+    """The built-in model, loaded once per process. Raises `ModelMissing` (with the
+    reason, also kept for `load_problem`) when it cannot be loaded: recall then stays
+    lexical, and the failure is not retried in this process."""
     with _LOCK:
         model = _LOADED.get(MODEL_ID)
-        if model is None:
+        if model is not None:
+            return model
+        if MODEL_ID in _PROBLEM:
+            raise ModelMissing(_PROBLEM[MODEL_ID])
+        try:
             model = _LOADED[MODEL_ID] = StaticModel(package_folder())
+        except ModelMissing as exc:
+            _PROBLEM[MODEL_ID] = str(exc)
+            raise
+        except (ImportError, OSError, ValueError, KeyError, TypeError) as exc:
+            _PROBLEM[MODEL_ID] = f"the {PACKAGE} model files could not be read ({exc})"
+            raise ModelMissing(_PROBLEM[MODEL_ID]) from None
         return model
+
+
+def load_problem() -> str | None:
+    """Why `load()` failed in this process, or None."""
+    with _LOCK:
+        return _PROBLEM.get(MODEL_ID)
 
 
 def available() -> bool:

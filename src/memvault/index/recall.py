@@ -2,8 +2,9 @@
 
 - lexical: a request is a sentence ("which hot drink do I like?"), not a search query:
   every word counts, none is required. Words are matched stemmed (the index's Porter
-  tokenizer), common English function words are dropped, and the BM25 scores (text
-  column weighted over category) are scaled so the best record scores 1.
+  tokenizer), common English function words are dropped, and a record's BM25 (text
+  column weighted over category) is scaled by what holding every word of the request
+  would score, so it says how much of the request the record covers.
 - semantic: the cosine similarity of the request's and the record's embeddings
   (`index/vectors.py`), scaled from the `SEMANTIC_POOL`-th best (0) to the best (1).
 - hybrid: `fuse` adds them, the semantic part weighted `SEMANTIC_WEIGHT` (both values
@@ -14,6 +15,7 @@ Read-only (vectors are stored by `index/vectors.py`).
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -51,8 +53,14 @@ def _expression(terms: list[str]) -> str:
 def lexical_scores(conn: sqlite3.Connection, request: str, scope: str,
                    kinds: tuple[str, ...] = ("fact", "lesson"),
                    limit: int = LEXICAL_LIMIT) -> dict[str, float]:
-    """Record id -> BM25 score scaled to 0..1 (the best match is 1), for records of
-    `scope` and `kinds` sharing at least one word with the request."""
+    """Record id -> how much of the request's words a record matches (0..1), for records
+    of `scope` and `kinds` sharing at least one word with the request.
+
+    The score is the record's BM25 over the BM25 a record would get for holding every
+    word of the request once (the sum of the words' IDFs): a record matching the
+    request's rare, telling words scores near 1, one matching only a common word of it
+    scores low. (Scaling by the best match instead would give a full score to a record
+    that shares one everyday word with a request nothing else matches.)"""
     terms = request_terms(request)
     if not terms:
         return {}
@@ -64,11 +72,23 @@ def lexical_scores(conn: sqlite3.Connection, request: str, scope: str,
         (_expression(terms), scope, *kinds, limit)).fetchall()
     if not rows:
         return {}
-    best = -float(rows[0][1]) or 1.0
+    ideal = _ideal_bm25(conn, terms) or -float(rows[0][1]) or 1.0
     out: dict[str, float] = {}
     for rid, rank in rows:
-        out.setdefault(rid, max(0.0, -float(rank)) / best)
+        out.setdefault(rid, min(1.0, max(0.0, -float(rank)) / ideal))
     return out
+
+
+def _ideal_bm25(conn: sqlite3.Connection, terms: list[str]) -> float:
+    """The sum of the terms' IDFs as FTS5's bm25() computes them (over every record of
+    the memory table): what a record of average length holding each word once scores."""
+    total = conn.execute("SELECT count(*) FROM memory_fts").fetchone()[0]
+    ideal = 0.0
+    for term in terms:
+        (found,) = conn.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH ?",
+                                (_expression([term]),)).fetchone()
+        ideal += max(1e-6, math.log((total - found + 0.5) / (found + 0.5)))
+    return ideal
 
 
 SEMANTIC_WEIGHT = 0.8

@@ -6,6 +6,14 @@ same text under another id shares its vector, and a text no record has any more 
 its vector with the next refresh (`IndexStore._purge_freed_text`), as forgotten text
 must. A long-running process keeps the assembled matrix per memory-file content, so a
 call costs one matrix-vector product.
+
+Similarities are measured *centred*: the mean of this memory's record vectors is taken
+off every record and off the request before the cosine. Averaged token vectors share a
+large common direction (the function words and the first-person style every fact has),
+which bunches all similarities together; without it, what distinguishes a text shows
+(tuning half of `tests/data/recall_eval`: semantic recall@5 0.50 -> 0.53, the right fact
+in the first 30 for 82 % -> 86 % of questions). A memory of fewer than `CENTRE_MIN`
+records is too small to say what is common, and is not centred.
 """
 
 from __future__ import annotations
@@ -20,13 +28,16 @@ if TYPE_CHECKING:
     from memvault.index.store import IndexStore
 
 SCALE = 127.0
+CENTRE_MIN = 50
 _LOCK = threading.Lock()
-_MATRICES: dict[tuple[str, str, str, tuple[str, ...]], tuple[Any, list[str], Any]] = {}
+_MATRICES: dict[tuple[str, str, str, tuple[str, ...]], tuple[Any, list[str], Any, Any]] = {}
 
 
 def record_matrix(store: IndexStore, embedder: Embedder, scope: str,
-                  kinds: tuple[str, ...]) -> tuple[list[str], Any]:
-    """(record ids, unit vectors as rows) for this principal's records of `kinds`."""
+                  kinds: tuple[str, ...]) -> tuple[list[str], Any, Any]:
+    """(record ids, centred unit vectors as rows, the centre taken off) for this
+    principal's records of `kinds` (the centre is None for a memory too small to
+    centre)."""
     import numpy as np
 
     conn = store.connection()
@@ -39,7 +50,7 @@ def record_matrix(store: IndexStore, embedder: Embedder, scope: str,
     with _LOCK:
         cached = _MATRICES.get(key)
     if cached is not None and cached[0] == signature:
-        return cached[1], cached[2]
+        return cached[1], cached[2], cached[3]
     rows = conn.execute(
         f"SELECT r.rid, r.text_hash, v.vector FROM memory_records r LEFT JOIN vectors v "
         f"ON v.model = ? AND v.text_hash = r.text_hash WHERE r.scope = ? "
@@ -56,9 +67,20 @@ def record_matrix(store: IndexStore, embedder: Embedder, scope: str,
         vectors.append(vec)
     matrix = (np.vstack(vectors).astype(np.float32) / SCALE if vectors
               else np.zeros((0, 1), dtype=np.float32))
+    centre = None
+    if len(ids) >= CENTRE_MIN:
+        centre = matrix.mean(axis=0)
+        matrix = _unit_rows(matrix - centre)
     with _LOCK:
-        _MATRICES[key] = (signature, ids, matrix)
-    return ids, matrix
+        _MATRICES[key] = (signature, ids, matrix, centre)
+    return ids, matrix, centre
+
+
+def _unit_rows(matrix: Any) -> Any:
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
 
 
 def _embed_missing(store: IndexStore, embedder: Embedder, digests: list[str]) -> dict[str, Any]:
@@ -115,11 +137,13 @@ class Cosines:
 
 def cosine_scores(store: IndexStore, embedder: Embedder, request: str, scope: str,
                   kinds: tuple[str, ...] = ("fact", "lesson")) -> Cosines:
-    """The cosine similarity between the request and each record's text."""
+    """The (centred) cosine similarity between the request and each record's text."""
     import numpy as np
 
-    ids, matrix = record_matrix(store, embedder, scope, kinds)
+    ids, matrix, centre = record_matrix(store, embedder, scope, kinds)
     if not ids:
         return Cosines([], np.zeros(0, dtype=np.float32))
-    query = embedder.embed([request])[0]
-    return Cosines(ids, matrix @ query)
+    query = np.asarray(embedder.embed([request]), dtype=np.float32)
+    if centre is not None:
+        query = _unit_rows(query - centre)
+    return Cosines(ids, matrix @ query[0])

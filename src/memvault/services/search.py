@@ -186,15 +186,17 @@ class SearchService:
 
     def embedder(self) -> Any:
         """The configured embedder (`[embeddings]`), or None: recall stays lexical (a
-        notice says how to turn semantic recall on when only the extra is missing)."""
-        from memvault.embeddings.settings import MISSING_NOTICE, embedder_for
+        notice says why when the built-in model could not be loaded)."""
+        from memvault.embeddings.settings import MISSING_NOTICE, builtin_problem, embedder_for
 
         table = self.vault.config.section("embeddings")
         embedder = embedder_for(table)
         if embedder is None and table.get("kind", "builtin") == "builtin":
             store = self.store()
-            if MISSING_NOTICE not in store.notices:
-                store.notices.append(MISSING_NOTICE)
+            problem = builtin_problem()
+            notice = f"{MISSING_NOTICE}: {problem}" if problem else MISSING_NOTICE
+            if notice not in store.notices:
+                store.notices.append(notice)
         return embedder
 
     def close(self) -> None:
