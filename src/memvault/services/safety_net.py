@@ -26,9 +26,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from memvault.backends.base import ANY, Backend
-from memvault.core.bullets import BulletDocument, normalise_text, parse_bullets
 from memvault.state_paths import SAFETY, state_path
+
+if TYPE_CHECKING:
+    from memvault.core.bullets import BulletDocument
 
 MAX_COPY_BYTES = 4 << 20
 """A memory file larger than this keeps a fingerprint but no copy."""
@@ -138,6 +142,8 @@ class SafetyNet:
         gone = seen.ids - record_ids(doc)
         if not gone:
             return []
+        from memvault.core.bullets import parse_bullets
+
         now = int(time.time())
         old = parse_bullets(seen.copy) if seen.copy is not None else None
         order = {it.id: n for n, it in enumerate(old.items)} if old is not None else {}
@@ -181,6 +187,8 @@ class SafetyNet:
     def drop(self, *, ids: Iterable[str] = (), texts: Iterable[str] = (),
              paths: Iterable[str] | None = None) -> int:
         """Remove lost entries by id or by (normalised) text; returns how many."""
+        from memvault.core.bullets import normalise_text
+
         wanted_ids = set(ids)
         keys = {normalise_text(t) for t in texts if t}
         scope = set(paths) if paths is not None else None

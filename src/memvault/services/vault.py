@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 from memvault.backends.base import Backend
 from memvault.config import Config, locate_vault, parse_config
-from memvault.core.records import Fact, match_key
 from memvault.errors import InvalidInput
 from memvault.layout import Layout
-from memvault.services.journal import EventLog, Tombstones
 from memvault.services.migrations import CURRENT_FORMAT, upgrade
 from memvault.state_paths import CONFIG, PENDING_FORGETS
 
 if TYPE_CHECKING:
+    from memvault.core.records import Fact
+    from memvault.services.journal import EventLog, Tombstones
     from memvault.services.context import ContextService
     from memvault.services.controls import ControlService
     from memvault.services.doctor import DoctorService
@@ -161,10 +161,14 @@ class Vault:
 
     @cached_property
     def events(self) -> EventLog:
+        from memvault.services.journal import EventLog
+
         return EventLog(self.backend, self.layout.scope_name)
 
     @cached_property
     def tombstones(self) -> Tombstones:
+        from memvault.services.journal import Tombstones
+
         return Tombstones(self.backend, self.layout.scope_name, self._salt())
 
     @cached_property
@@ -295,10 +299,40 @@ class Vault:
         """
         from memvault.errors import VaultError
 
+        if self._inbox_as_written():
+            return InboxEdits()
         try:
             return InboxEdits(self.proposals.apply_inbox_edits())
         except VaultError as exc:
             return InboxEdits([], str(exc))
+
+    def _inbox_as_written(self) -> bool:
+        """True when the user cannot have decided anything in Inbox.md since memvault
+        last applied it: no ticked box, and either the file holds exactly the bytes
+        memvault last wrote there (the safety net's fingerprint) or the journal has never
+        held a proposal (so no line can stand for a pending one). Costs a few small reads
+        and spares every command the inbox parse and the journal scan."""
+        import hashlib
+        import re
+
+        from memvault.services.safety_net import SafetyNet
+        from memvault.state_paths import EVENTS
+
+        net = SafetyNet(self.backend)
+        if not net.enabled:
+            return False
+        try:
+            blob = self.backend.read(self.layout.inbox)
+            if blob is not None and re.search(rb"(?m)^[ \t]*[-*+][ \t]+\[[xX]\]", blob.data):
+                return False  # a ticked box (or what may be one): the full step decides
+            seen = net.seen(self.layout.inbox)
+            if seen is not None:
+                return blob is not None and len(blob.data) == seen.size and \
+                    hashlib.sha1(blob.data, usedforsecurity=False).hexdigest() == seen.sha1
+            journal = self.backend.read(EVENTS)
+        except Exception:  # noqa: BLE001 - the full step reports read problems
+            return False
+        return journal is None or b'"proposal.' not in journal.data
 
     # -- helpers shared by services ----------------------------------------------------
 
@@ -327,6 +361,7 @@ class Vault:
 
     def scrub_text_elsewhere(self, text: str) -> int:
         """Remove items with this exact (normalised) text from Lessons.md and Inbox.md."""
+        from memvault.core.records import match_key
         from memvault.services.bullet_files import NoChange, edit_bullet_file, load_bullet_file
 
         key = match_key(text)
