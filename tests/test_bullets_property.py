@@ -178,3 +178,27 @@ def test_service_edit_and_remember_touch_only_their_lines(vault, text: str, bom:
             assert ln.strip() == b"" or (removed and ln.rstrip(b"\r\n") == removed[0])
     assert [it.text for it in parse_bullets(after).items if "zebra" in it.text] == [
         "A completely different zebra fact"]
+
+
+def _items(doc) -> list[tuple]:
+    return [(it.start, it.text_end, it.end, it.marker, it.task, it.text, it.category_raw,
+             dict(it.meta), it.block_suffix, it.trailing, it.readonly_reason, it.provisional,
+             it.id) for it in doc.items]
+
+
+@SETTINGS
+@given(WITH_ITEMS, st.lists(NEW_TEXTS, min_size=1, max_size=3), st.data())
+def test_inserting_items_gives_the_same_items_as_parsing_the_result(
+        text: str, texts: list[str], data: st.DataObject) -> None:
+    """Insertion re-reads only the lines from the insertion point on: the items must be
+    exactly those of a fresh parse of the written bytes (ids, duplicates, lines)."""
+    doc = parse_bullets(text.encode("utf-8"))
+    assume(not doc.readonly_reason)
+    with_ids = data.draw(st.booleans())
+    lines = [render_new_item(t, "other", {"id": f"n{n}x", "updated": "9"} if with_ids else {})
+             for n, t in enumerate(texts)]
+    doc.insert_items(lines)
+    fresh = parse_bullets(doc.to_bytes())
+    assert _items(doc) == _items(fresh)
+    assert doc.readonly_reason == fresh.readonly_reason
+    assert sorted(doc.duplicate_ids) == sorted(fresh.duplicate_ids)

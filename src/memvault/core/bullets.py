@@ -138,10 +138,16 @@ class BulletDocument:
         if not new_lines:
             return
         self._check_writable()
+        kept = self.items
         after = self._insertion_point()
         for offset, line in enumerate(new_lines):
             self.file.insert_after(after + offset, line)
-        self._reparse()
+        if kept:
+            # Every existing item ends at or before the insertion point, where the parser
+            # is between items: only the new lines and what follows them are read again.
+            self._reparse(resume_at=after + 1, kept=kept)
+        else:
+            self._reparse()
 
     def _insertion_point(self) -> int:
         """The index of the line new items go after (a separating blank line is added
@@ -169,8 +175,8 @@ class BulletDocument:
     def to_bytes(self) -> bytes:
         return self.file.to_bytes()
 
-    def _reparse(self) -> None:
-        fresh = _parse_text_file(self.file)
+    def _reparse(self, *, resume_at: int = 0, kept: list[BulletItem] | None = None) -> None:
+        fresh = _parse_text_file(self.file, resume_at=resume_at, kept=kept)
         self.items = fresh.items
         self.duplicate_ids = fresh.duplicate_ids
         self.readonly_reason = fresh.readonly_reason
@@ -221,11 +227,15 @@ def _frontmatter_end(texts: list[str]) -> int:
 
 
 @_cycle_gc_paused
-def _parse_text_file(tf: TextFile) -> BulletDocument:
+def _parse_text_file(tf: TextFile, *, resume_at: int = 0,
+                     kept: list[BulletItem] | None = None) -> BulletDocument:
+    """Parse the lines of `tf`. With `kept`, the items before line `resume_at` are
+    taken as they are (the caller knows those lines did not change and that the parser
+    is between items there) and only the lines from `resume_at` on are read."""
     texts = [ln.text for ln in tf.lines]
     n = len(texts)
-    items: list[BulletItem] = []
-    i = _frontmatter_end(texts)
+    items: list[BulletItem] = list(kept) if kept is not None else []
+    i = resume_at if kept is not None else _frontmatter_end(texts)
     doc_reason = tf.readonly_reason
     fence: tuple[str, int] | None = None
     fence_line = 0

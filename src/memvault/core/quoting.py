@@ -14,6 +14,7 @@ This module is pure: strings in, strings out.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -164,24 +165,29 @@ def _cue_pattern(cue: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w])" + r"\s+".join(words) + r"(?![\w])", re.I)
 
 
-_LESSON_CUE_PATTERNS = {cat: [(c, _cue_pattern(c)) for c in cues]
-                        for cat, cues in LESSON_OVERRIDE_CUES.items()}
+@functools.cache
+def _lesson_cue_patterns() -> dict[str, list[tuple[str, re.Pattern[str]]]]:
+    """The cue patterns, compiled on first use (a command without a request never pays
+    for the ~90 compilations)."""
+    return {cat: [(c, _cue_pattern(c)) for c in cues]
+            for cat, cues in LESSON_OVERRIDE_CUES.items()}
 
 _QUALIFIER = r"(?:all\s+)?(?:of\s+)?(?:my|your|the|any|our)?\s*"
 _ADJ = r"(?:remembered|saved|stored|personal|usual|past|long[- ]term)\s+"
 _NOUN_ANY = r"(?:preferences|prefs|personali[sz]ation|personal\s+memory|lessons)"
 _NOUN_MEMORY = r"(?:memory|memories)"
 IGNORE_PERSONAL_PATTERNS = (
-    re.compile(r"(?i)\b(?:ignore|disregard|skip|forget|drop|bypass|without|leave\s+out)\s+"
-               + _QUALIFIER + rf"(?:{_ADJ})?" + _NOUN_ANY + r"\b"),
-    re.compile(r"(?i)\b(?:ignore|disregard|skip|forget|drop|bypass|without|leave\s+out)\s+"
-               + r"(?:all\s+)?(?:of\s+)?(?:(?:my|your|our)\s+(?:" + _ADJ + r")?|" + _ADJ + r")"
-               + _NOUN_MEMORY + r"\b"),
-    re.compile(r"(?i)\b(?:don'?t|do\s+not|never)\s+(?:use|apply|consider)\s+"
-               + _QUALIFIER + rf"(?:{_ADJ})?(?:{_NOUN_ANY}|{_NOUN_MEMORY})\b"),
-    re.compile(r"(?i)\bno\s+personali[sz]ation\b"),
-    re.compile(r"(?i)\bfresh\s+start\s+without\s+memory\b"),
+    r"(?i)\b(?:ignore|disregard|skip|forget|drop|bypass|without|leave\s+out)\s+"
+    + _QUALIFIER + rf"(?:{_ADJ})?" + _NOUN_ANY + r"\b",
+    r"(?i)\b(?:ignore|disregard|skip|forget|drop|bypass|without|leave\s+out)\s+"
+    + r"(?:all\s+)?(?:of\s+)?(?:(?:my|your|our)\s+(?:" + _ADJ + r")?|" + _ADJ + r")"
+    + _NOUN_MEMORY + r"\b",
+    r"(?i)\b(?:don'?t|do\s+not|never)\s+(?:use|apply|consider)\s+"
+    + _QUALIFIER + rf"(?:{_ADJ})?(?:{_NOUN_ANY}|{_NOUN_MEMORY})\b",
+    r"(?i)\bno\s+personali[sz]ation\b",
+    r"(?i)\bfresh\s+start\s+without\s+memory\b",
 )
+"""Phrasings of "leave my remembered preferences out" (regular expressions)."""
 
 
 def request_overrides(request: str) -> dict[str, str]:
@@ -189,7 +195,7 @@ def request_overrides(request: str) -> dict[str, str]:
     hits: dict[str, str] = {}
     if not request:
         return hits
-    for category, patterns in _LESSON_CUE_PATTERNS.items():
+    for category, patterns in _lesson_cue_patterns().items():
         for cue, pattern in patterns:
             if pattern.search(request):
                 hits[category] = cue
@@ -202,7 +208,7 @@ def asks_to_ignore_personal(request: str) -> str | None:
     if not request:
         return None
     for pattern in IGNORE_PERSONAL_PATTERNS:
-        match = pattern.search(request)
+        match = re.search(pattern, request)  # compiled once, by re's own cache
         if match:
             return match.group(0)
     return None

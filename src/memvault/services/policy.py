@@ -23,6 +23,7 @@ from memvault.services.properties import load_properties
 from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
+    from memvault.services.properties import LoadedNote
     from memvault.core.policy import Policy, PolicyIssue
     from memvault.services.vault import Vault
 
@@ -65,12 +66,17 @@ class PolicyService:
     # -- reading -----------------------------------------------------------------------
 
     def state(self) -> PolicyState:
-        from memvault.core.policy import Policy, PolicyIssue, validate_policy
-
         loaded = load_properties(self.backend, self.path)
-        fm = loaded.fm
         if not loaded.exists:
+            from memvault.core.policy import Policy
+
             return PolicyState(self.path, False, Policy())
+        return self._validated(loaded)
+
+    def _validated(self, loaded: LoadedNote) -> PolicyState:
+        from memvault.core.policy import PolicyIssue, validate_policy
+
+        fm = loaded.fm
         if loaded.linked_to is not None:
             # The limits must live in this file itself: through a link, whatever memvault
             # or an agent writes to the target would change them.
@@ -101,7 +107,11 @@ class PolicyService:
         When invalid, `limits` is empty and `reason` says why: the caller must show the
         policy as unavailable (fail closed), never guess limits.
         """
-        st = self.state()
+        loaded = load_properties(self.backend, self.path)
+        if not loaded.exists:  # no limits recorded: nothing to validate (no pydantic import)
+            return {"valid": True, "exists": False, "path": self.path, "limits": {},
+                    "lines": {}, "reason": None}
+        st = self._validated(loaded)
         return {"valid": st.valid, "exists": st.exists, "path": self.path,
                 "limits": st.limits() if st.valid else {},
                 "lines": {k: v for k, v in st.lines.items()} if st.valid else {},
