@@ -26,16 +26,16 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memvault.backends.base import Backend
-from memvault.core.bullets import normalise_text
-from memvault.core.reconcile import ConflictBlock, Tidied, local_view, might_need_tidy, tidy
-from memvault.errors import ReadOnly
 from memvault.layout import DEFAULT_SCOPE, SCOPES_FOLDER
-from memvault.services.journal import EventLog, dead_records_in
 
 if TYPE_CHECKING:
+    from memvault.backends.base import Backend
+    from memvault.core.reconcile import ConflictBlock, Tidied
     from memvault.services.doctor import Finding
     from memvault.services.vault import Vault
+
+# The rules and the journal are imported where they are used: every command imports this
+# module (for `collecting_notes`), and a command that reads no memory file needs neither.
 
 MERGED_EVENT = "fact.merged"
 _NOTES: ContextVar[list[str] | None] = ContextVar("memvault_tidy_notes", default=None)
@@ -77,6 +77,9 @@ def this_clone_first(backend: Backend) -> bool:
 
 
 def write_view(backend: Backend, path: str, data: bytes) -> Tidied:
+    from memvault.core.reconcile import Tidied, might_need_tidy, tidy
+    from memvault.services.journal import dead_records_in
+
     scope = scope_of(path)
     dead = dead_records_in(backend, scope) if data else frozenset()
     if not might_need_tidy(data, dead):
@@ -87,6 +90,9 @@ def write_view(backend: Backend, path: str, data: bytes) -> Tidied:
 
 def _journal_knows(backend: Backend, scope: str) -> Callable[[str, str], bool]:
     """`known(record, text)`: the journal holds this text for this record (read lazily)."""
+    from memvault.core.bullets import normalise_text
+    from memvault.services.journal import EventLog
+
     pairs: set[tuple[str, str]] | None = None
 
     def known(record: str, text: str) -> bool:
@@ -103,6 +109,8 @@ def _journal_knows(backend: Backend, scope: str) -> Callable[[str, str], bool]:
 
 
 def read_view(backend: Backend, path: str, data: bytes) -> bytes:
+    from memvault.core.reconcile import local_view
+
     tidied = write_view(backend, path, data)
     if not tidied.blocks:
         return tidied.data
@@ -118,6 +126,8 @@ def record_dropped(backend: Backend, path: str, tidied: Tidied) -> None:
     """Each older version a newer one replaced goes to the journal (nothing is lost)."""
     if not tidied.dropped:
         return
+    from memvault.services.journal import EventLog
+
     events = []
     for d in tidied.dropped:
         digest = hashlib.sha1(f"{d.record}\x00{d.dropped_text}\x00{d.kept_text}".encode(
@@ -153,6 +163,7 @@ def memory_files(vault: Vault, *, every_scope: bool = False) -> list[str]:
 
 def tidy_vault(vault: Vault, *, every_scope: bool = False) -> TidyReport:
     """Settle what merges left in the memory files now (see the module doc)."""
+    from memvault.errors import ReadOnly
     from memvault.services.bullet_files import NoChange, edit_bullet_file
 
     report = TidyReport()
@@ -204,6 +215,7 @@ def tidy_journal(vault: Vault) -> list[str]:
     import json
 
     from memvault.backends.base import MISSING
+    from memvault.services.journal import EventLog
     from memvault.errors import Conflict
     from memvault.services.journal import erased_records
     from memvault.state_paths import EVENTS, JOURNALS
