@@ -202,3 +202,43 @@ def test_inserting_items_gives_the_same_items_as_parsing_the_result(
     assert _items(doc) == _items(fresh)
     assert doc.readonly_reason == fresh.readonly_reason
     assert sorted(doc.duplicate_ids) == sorted(fresh.duplicate_ids)
+
+
+LINE_PIECES = st.sampled_from([
+    "fact", "café", " ", "  ", "\t", "[x] ", "[ ] ", "[preference]", " [Mood]", "[", "]", "^b-1",
+    " ^blk", "<!--", "-->", " <!-- id:a1b2c3 updated:1 -->", " <!-- id:q src:chat -->",
+    " <!--id:zz9 -->", " <!-- id:a id:b -->", " <!-- k:v:w -->", "\u00a0", "\u2028", "a>b",
+    "\udc80", "é", "x:y", "-", "1.", "%%", "`",
+])
+
+
+@SETTINGS
+@given(st.lists(LINE_PIECES, min_size=1, max_size=12).map("".join), st.booleans())
+def test_lines_in_the_written_form_read_the_same_through_the_quick_path(
+        rest: str, with_ids: bool) -> None:
+    """The one-match reading of the form memvault writes gives exactly the item the
+    general rules give, for any line (most lines fall back to the general rules)."""
+    import memvault.core.bullets as bullets
+
+    line = "- " + rest + (" <!-- id:abc123 updated:17 -->" if with_ids else "")
+    data = (line + "\n").encode("utf-8", "surrogateescape")
+    quick = _items(parse_bullets(data))
+    never = bullets._WRITTEN
+    bullets._WRITTEN = __import__("re").compile(r"(?!)")
+    try:
+        general = _items(parse_bullets(data))
+    finally:
+        bullets._WRITTEN = never
+    assert quick == general
+
+
+def test_the_quick_path_reads_what_memvault_writes() -> None:
+    import memvault.core.bullets as bullets
+
+    line = render_new_item("I drink tea, not coffee", "preference",
+                           {"id": "t1a2b3", "updated": "1700000000", "auth": "inferred"})
+    assert bullets._WRITTEN.fullmatch(line[2:])
+    (item,) = parse_bullets((line + "\n").encode()).items
+    assert (item.text, item.category_raw, item.meta) == (
+        "I drink tea, not coffee", "preference",
+        {"id": "t1a2b3", "updated": "1700000000", "auth": "inferred"})

@@ -46,6 +46,13 @@ _META_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*:\S*\Z")
 # A comment body made only of _META_TOKENs separated by whitespace (one regex, not one per token).
 _META_BODY = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_.-]*:\S*(?:\s+[A-Za-z_][A-Za-z0-9_.-]*:\S*)*\s*")
 _CATEGORY_AT = re.compile(r"\[([A-Za-z][A-Za-z0-9_-]*)\]\Z")
+# The one-line form memvault writes (`text [category] <!-- key:value ... -->`, single
+# spaces, no task box, block id or bracket in the text): read with one match. Anything
+# else takes the general path, which gives the same result for these lines.
+_WRITTEN = re.compile(r"([^<\[\]^\s](?:[^<\[\]^\t]*[^<\[\]^\s])?)"
+                      r"(?: \[([A-Za-z][A-Za-z0-9_-]*)\])?"
+                      r" <!-- ([A-Za-z_][A-Za-z0-9_.-]*:[^\s<>^]*"
+                      r"(?: [A-Za-z_][A-Za-z0-9_.-]*:[^\s<>^]*)*) -->")
 
 _ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 _MERGE_MARKERS = ("<<<<<<<", "=======", "|||||||", ">>>>>>>")
@@ -142,9 +149,10 @@ class BulletDocument:
         after = self._insertion_point()
         for offset, line in enumerate(new_lines):
             self.file.insert_after(after + offset, line)
-        if kept:
+        if kept and kept[-1].readonly_reason != CONFLICT_REASON:
             # Every existing item ends at or before the insertion point, where the parser
-            # is between items: only the new lines and what follows them are read again.
+            # is between items (outside any fence, comment or conflict block): only the
+            # new lines and what follows them are read again.
             self._reparse(resume_at=after + 1, kept=kept)
         else:
             self._reparse()
@@ -355,6 +363,19 @@ def _skip_nested_fence(texts: list[str], j: int, opener: str) -> int:
 
 def _parse_item_text(start: int, text_end: int, end: int, marker: str, gap: str, rest: str,
                      continuation: list[str]) -> BulletItem:
+    written = None if continuation else _WRITTEN.fullmatch(rest)
+    if written:
+        meta: dict[str, str] = {}
+        for token in written.group(3).split(" "):
+            k, _, v = token.partition(":")
+            meta.setdefault(k, v)
+        item = BulletItem(start, text_end, end, marker, gap, None, "", written.group(1),
+                          written.group(2), meta, True, "", "", None)
+        try:
+            rest.encode("utf-8")
+        except UnicodeEncodeError:
+            item.readonly_reason = "line is not valid UTF-8"
+        return item
     reason: str | None = None
     task: str | None = None
     task_gap = ""
@@ -380,7 +401,7 @@ def _parse_item_text(start: int, text_end: int, end: int, marker: str, gap: str,
     if bm:
         block_suffix = s[bm.start():]
         s = s[:bm.start()]
-    meta: dict[str, str] = {}
+    meta = {}
     has_comment = False
     if s.endswith("-->"):
         open_at = s.rfind("<!--")
