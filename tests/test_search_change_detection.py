@@ -125,3 +125,55 @@ def test_a_first_big_index_reports_progress_also_when_stderr_is_not_a_terminal(v
     assert lines and lines[0].startswith("indexing notes: 50 of 32")
     assert lines[-1].endswith("files (100%)")
     assert json.loads(done.stdout)["results"]
+
+
+def test_a_refresh_with_nothing_changed_compares_one_signature_and_still_sees_every_change(
+        vault_dir):
+    """After a refresh stores the scan's signature, the next one compares that value; a
+    touch, a same-size edit, a rename (same size and time), a new file, a removal and a
+    change indexed by a partial refresh are all still seen."""
+    from memvault.index.store import IndexStore
+
+    paths = make_notes(vault_dir, 30)
+    vault = Vault.open(vault_dir)
+    vault.search.refresh()
+
+    def stored() -> str | None:
+        conn = sqlite3.connect(vault_dir / ".memvault" / "index.sqlite")
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'files_signature'").fetchone()
+            return row[0] if row else None
+        finally:
+            conn.close()
+
+    first = stored()
+    assert first is not None
+    assert vault.search.refresh().changed == 0 and stored() == first
+
+    text = paths[4].read_text(encoding="utf-8")
+    st = paths[4].stat()
+    paths[4].write_text(text.replace("harbor", "zebras", 1), encoding="utf-8")  # same size
+    os.utime(paths[4], ns=(st.st_atime_ns, st.st_mtime_ns + 1_000))
+    assert vault.search.refresh().updated == 1
+    assert [h.path for h in vault.search.search("zebras")] == ["Area 4/Note 0004.md"]
+    assert stored() not in (None, first)
+
+    os.rename(paths[5], paths[5].with_name("Renamed.md"))  # size and time unchanged
+    result = vault.search.refresh()
+    assert (result.added, result.removed) == (1, 1)
+    assert [h.path for h in vault.search.search("N5")] == ["Area 5/Renamed.md"]
+
+    (vault_dir / "Fresh.md").write_text("# Fresh\n\nquokka\n", encoding="utf-8")
+    paths[6].unlink()
+    result = vault.search.refresh()
+    assert (result.added, result.removed) == (1, 1)
+
+    # a change indexed by a partial refresh (a watcher's) clears the signature; the full
+    # refresh after it finds nothing more to do and stores a new one
+    (vault_dir / "Fresh.md").write_text("# Fresh\n\nquokkas and wombats\n", encoding="utf-8")
+    store = IndexStore(vault_dir, vault.config.home)
+    assert store.refresh_paths({"Fresh.md"}).updated == 1
+    assert stored() is None
+    store.close()
+    assert vault.search.refresh().changed == 0 and stored() is not None
+    assert [h.path for h in vault.search.search("wombats")] == ["Fresh.md"]

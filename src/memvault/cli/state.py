@@ -103,9 +103,19 @@ def print_json(data: Any) -> None:
     Undecodable bytes become \\udcNN escapes (valid JSON that round-trips to the same
     bytes with Python's surrogateescape)."""
     indent = 2 if sys.stdout.isatty() else None
-    text = json.dumps(data, ensure_ascii=False, indent=indent, default=str)
-    text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    sys.stdout.write(text + "\n")
+    text = json.dumps(data, ensure_ascii=False, indent=indent, default=str) + "\n"
+    try:
+        encoded = text.encode("utf-8")  # no undecodable bytes (the usual case): one pass
+    except UnicodeEncodeError:
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        encoded = b""
+    out = getattr(sys.stdout, "buffer", None)
+    if encoded and out is not None and (sys.stdout.encoding or "").lower().replace(
+            "-", "") == "utf8":
+        sys.stdout.flush()
+        out.write(encoded)
+    else:
+        sys.stdout.write(text)
 
 
 def console() -> Console:

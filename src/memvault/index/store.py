@@ -7,7 +7,8 @@
   interrupted build, or one written by a newer version is deleted and rebuilt, with a
   notice; the index is a cache, so nothing is lost.
 - `refresh` re-reads only files whose size or modification time changed, and removes
-  rows of deleted files. Memory files (Memory.md, Lessons.md, Inbox.md of every
+  rows of deleted files. When nothing changed it compares one signature of the scan
+  (`files_signature`) with the one stored for the files table, not every row. Memory files (Memory.md, Lessons.md, Inbox.md of every
   principal) are indexed per record; when they change, the FTS segments are merged and
   the WAL truncated with `secure_delete` on, so forgotten text does not survive in the
   index file.
@@ -244,10 +245,12 @@ class IndexStore:
         conn = self.connection()
         scanned = scan_vault(self.root, self.home_root)
         result.scanned = len(scanned)
-        known = self._known(conn)
-        state = conn.execute("SELECT value FROM meta WHERE key = 'build_state'").fetchone()
-        if not full and state is not None and state[0] == "complete" and \
-                not _differs(scanned, known):
+        signature = files_signature(scanned)
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN "
+                                 "('build_state', 'files_signature')").fetchall())
+        if not full and meta.get("build_state") == "complete" and (
+                meta.get("files_signature") == signature
+                or self._in_step(conn, scanned, signature)):
             result.seconds = time.perf_counter() - started
             return result
         with self._writer():
@@ -265,8 +268,21 @@ class IndexStore:
                 _set_state(conn, "complete")
             if memory_touched or gone:
                 self._purge_freed_text(conn, memory_touched)
+            _set_meta(conn, "files_signature", signature)  # the files table is `scanned` now
         result.seconds = time.perf_counter() - started
         return result
+
+    def _in_step(self, conn: sqlite3.Connection, scanned: dict[str, ScannedFile],
+                 signature: str) -> bool:
+        """Compare the scan with the files table row by row; when nothing differs, keep
+        the scan's signature, so the next refresh compares one value instead."""
+        if _differs(scanned, self._known(conn)):
+            return False
+        with self._writer():
+            if _differs(scanned, self._known(conn)):  # another process changed it since
+                return False
+            _set_meta(conn, "files_signature", signature)
+        return True
 
     def refresh_memory(self, paths: tuple[str, ...]) -> RefreshResult:
         """Bring only these memory files in step (three `stat`s instead of a walk of the
@@ -309,6 +325,8 @@ class IndexStore:
         total = len(changed) + len(gone)
         conn.execute("BEGIN IMMEDIATE")
         try:
+            # The files table changes: its signature no longer describes it.
+            conn.execute("DELETE FROM meta WHERE key = 'files_signature'")
             for path in gone:
                 fid = known[path][0]
                 memory_touched |= delete_file_rows(conn, fid)
@@ -389,8 +407,28 @@ class IndexStore:
 
 
 def _set_state(conn: sqlite3.Connection, value: str) -> None:
-    conn.execute("INSERT INTO meta(key, value) VALUES ('build_state', ?) "
-                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (value,))
+    _set_meta(conn, "build_state", value)
+
+
+def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) "
+                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+
+def files_signature(scanned: dict[str, ScannedFile]) -> str:
+    """One value that changes whenever a file is added, removed, renamed, resized or
+    touched: the count and the sums of sizes, modification times and path checksums.
+    A refresh whose scan has the signature stored with the files table compares that
+    one value instead of 10,000 rows; any change to the table deletes it first."""
+    import zlib
+
+    crc = zlib.crc32
+    size = mtime = paths = 0
+    for path, entry in scanned.items():
+        size += entry.size
+        mtime += entry.mtime_ns
+        paths += crc(path.encode("utf-8", "surrogateescape"))
+    return f"{len(scanned)}:{size}:{mtime}:{paths}"
 
 
 def _differs(scanned: dict[str, ScannedFile], known: dict[str, Known]) -> bool:
