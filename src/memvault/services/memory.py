@@ -135,10 +135,11 @@ class MemoryService:
 
         def apply(doc: BulletDocument) -> RememberResult:
             near.clear()
-            for it in doc.items:
-                if match_key(it.text) == key:
-                    raise NoChange(RememberResult(fact_from_item(it), created=False))
-            near.extend(_near_duplicates(text, doc))
+            keys = [match_key(it.text) for it in doc.items]  # once, for both checks
+            if key in keys:
+                same = doc.items[keys.index(key)]
+                raise NoChange(RememberResult(fact_from_item(same), created=False))
+            near.extend(_near_duplicates(key, doc, keys))
             fact_id = new_record_id({it.id for it in doc.items})
             meta = {"id": fact_id, "updated": str(_now())}
             if source and source != "cli":
@@ -323,13 +324,17 @@ def _find_for_reading(doc: BulletDocument, fact_id: str, path: str) -> BulletIte
     return found[0]
 
 
-def _near_duplicates(text: str, doc: BulletDocument) -> list[tuple[Fact, float]]:
+def _near_duplicates(key: str, doc: BulletDocument,
+                     keys: list[str] | None = None) -> list[tuple[Fact, float]]:
+    """Facts whose text is close to the one with match key `key` (`keys`: the items'
+    match keys, when the caller has them)."""
     if not doc.items:
         return []
     from rapidfuzz import fuzz, process
 
-    choices = {i: it.text for i, it in enumerate(doc.items)}
-    hits = process.extract(text, choices, scorer=fuzz.token_sort_ratio,
-                           score_cutoff=NEAR_DUPLICATE_THRESHOLD, limit=3,
-                           processor=match_key)
+    if keys is None:
+        keys = [match_key(it.text) for it in doc.items]
+    choices = dict(enumerate(keys))
+    hits = process.extract(key, choices, scorer=fuzz.token_sort_ratio,
+                           score_cutoff=NEAR_DUPLICATE_THRESHOLD, limit=3)
     return [(fact_from_item(doc.items[idx]), float(score)) for _, score, idx in hits]
