@@ -163,6 +163,19 @@ def test_a_refresh_with_nothing_changed_compares_one_signature_and_still_sees_ev
     assert (result.added, result.removed) == (1, 1)
     assert [h.path for h in vault.search.search("N5")] == ["Area 5/Renamed.md"]
 
+    # two notes trade contents by renames: the same paths, sizes and times in total
+    a, b = paths[7], paths[8]
+    os.utime(a, ns=(a.stat().st_atime_ns, 1_700_000_000_000_000_000))
+    os.utime(b, ns=(b.stat().st_atime_ns, 1_700_000_500_000_000_000))
+    vault.search.refresh()
+    assert vault.search.refresh().changed == 0
+    swap = a.with_name("swap.tmp")
+    os.rename(a, swap)
+    os.rename(b, a)
+    os.rename(swap, b)
+    assert vault.search.refresh().changed > 0
+    assert [h.path for h in vault.search.search("N7")] == ["Area 1/Note 0008.md"]
+
     (vault_dir / "Fresh.md").write_text("# Fresh\n\nquokka\n", encoding="utf-8")
     paths[6].unlink()
     result = vault.search.refresh()

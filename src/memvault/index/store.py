@@ -417,18 +417,21 @@ def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
 
 def files_signature(scanned: dict[str, ScannedFile]) -> str:
     """One value that changes whenever a file is added, removed, renamed, resized or
-    touched: the count and the sums of sizes, modification times and path checksums.
-    A refresh whose scan has the signature stored with the files table compares that
-    one value instead of 10,000 rows; any change to the table deletes it first."""
+    touched: the count, the sums of sizes and modification times, and the sum of a
+    checksum of each file's (path, size, time), so two files trading contents (by
+    renames, each keeping its size and time) change it too. A refresh whose scan has the
+    signature stored with the files table compares that one value instead of 10,000
+    rows; any change to the table deletes it first."""
     import zlib
 
     crc = zlib.crc32
-    size = mtime = paths = 0
+    size = mtime = entries = 0
     for path, entry in scanned.items():
         size += entry.size
         mtime += entry.mtime_ns
-        paths += crc(path.encode("utf-8", "surrogateescape"))
-    return f"{len(scanned)}:{size}:{mtime}:{paths}"
+        entries += crc(f"{entry.size}:{entry.mtime_ns}:{path}".encode("utf-8",
+                                                                      "surrogateescape"))
+    return f"{len(scanned)}:{size}:{mtime}:{entries}"
 
 
 def _differs(scanned: dict[str, ScannedFile], known: dict[str, Known]) -> bool:
