@@ -20,7 +20,13 @@ normal install has it. Rows:
 6. the index size vs the Markdown bytes;
 7. a typo in a body word (`zanzibarqouka`): is the right note first?
 
-Usage:  python benchmarks/bench_recall.py [--sizes 1000 10000 30000] [--json out.json]
+8. the cold start-up rows again, alternated: every command and baseline once per round
+   (`--rounds`, 15), medians with their range and the quartiles of per-round ratios.
+
+Usage:  python benchmarks/bench_recall.py [--sizes 1000 10000 30000] [--rounds 15]
+        [--json out.json]
+        python benchmarks/bench_recall.py --only-cold [--workdir DIR] [--rounds 15]
+        (row 8 alone; with --workdir the generated vaults are kept there and reused)
 Run by hand; never a pass/fail test. Results: docs/performance.md.
 """
 
@@ -292,13 +298,109 @@ async def mcp_after_edit(root: Path, edits: int = 15) -> dict[str, float]:
             "mcp_search_one_hit_no_change_ms": statistics.median(steady_rare) * 1000}
 
 
+def cold_alternated(workdir: Path, rounds: int) -> dict[str, object]:
+    """The cold start-up targets measured round-robin with their baselines: each round
+    runs every command once, so load from other work falls on all of them alike. Reports
+    each command's median and range, and for each target the ratio of medians and the
+    quartiles of the per-round ratios."""
+    py = sys.executable
+    notes1k, notes10k, facts10k = (workdir / "vault1000", workdir / "vault10000",
+                                   workdir / "facts10000")
+    rg = shutil.which("rg")
+    commands: dict[str, list[str] | None] = {
+        "import sqlite3": [py, "-c", "import sqlite3"],
+        "import typer": [py, "-c", "import typer"],
+        "memvault --version": [py, "-m", "memvault", "--version"],
+        "rg -l, 10,000 notes": ([rg, "-l", QUERY, str(notes10k)] if rg
+                                else ["grep", "-rl", QUERY, str(notes10k)]),
+        "search, 1,000 notes": cli(notes1k, "search", "--json", QUERY),
+        "search, 10,000 notes": cli(notes10k, "search", "--json", QUERY),
+        "context, 10,000 notes + 2,000 facts": cli(notes10k, "context", "--json"),
+        "memory list --all --json, 10,000 facts": cli(facts10k, "memory", "list", "--all",
+                                                      "--json"),
+        "remember, 10,000 facts": None,  # a new text each time
+    }
+    commands = {k: v for k, v in commands.items()
+                if v is None or not any(isinstance(a, str) and a.startswith(str(workdir))
+                                        and not Path(a).exists() for a in v)}
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for n in range(rounds):
+        for name, cmd in commands.items():
+            if cmd is None:
+                cmd = cli(facts10k, "remember", f"alternated bench fact {n} xq", "--category",
+                          "other")
+            start = time.perf_counter()
+            run(cmd)
+            times[name].append(time.perf_counter() - start)
+    out: dict[str, object] = {"rounds": rounds, "ms": {
+        name: {"median": round(statistics.median(v) * 1000, 1),
+               "min": round(min(v) * 1000, 1), "max": round(max(v) * 1000, 1)}
+        for name, v in times.items()}}
+    pairs = [("context, 10,000 notes + 2,000 facts", "import typer"),
+             ("remember, 10,000 facts", "import typer"),
+             ("memory list --all --json, 10,000 facts", "import typer"),
+             ("search, 10,000 notes", "rg -l, 10,000 notes"),
+             ("search, 1,000 notes", "import sqlite3"),
+             ("memvault --version", "import typer")]
+    ratios = {}
+    for a, b in pairs:
+        if a in times and b in times:
+            per_round = sorted(x / y for x, y in zip(times[a], times[b]))
+            q = statistics.quantiles(per_round, n=4) if len(per_round) > 1 else per_round * 3
+            ratios[f"{a} / {b}"] = {
+                "ratio": round(statistics.median(times[a]) / statistics.median(times[b]), 2),
+                "per_round_quartiles": [round(q[0], 2), round(q[2], 2)]}
+    out["ratios"] = ratios
+    return out
+
+
+def cold_only(workdir: Path, rounds: int) -> dict[str, object]:
+    """Row 8 alone: the vaults it needs (made and indexed once), then the rounds."""
+    from memvault import Vault
+    from memvault.services.setup import init_vault
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    for notes in (1000, 10_000):
+        root = workdir / f"vault{notes}"
+        if not root.exists():
+            print(f"generating {notes} notes ...", file=sys.stderr)
+            make_vault(root, notes, 2000)
+            vault = Vault.open(root)
+            vault.search.rebuild()
+            vault.search.close()
+    facts = workdir / "facts10000"
+    if not facts.exists():
+        print("generating 10,000 facts ...", file=sys.stderr)
+        init_vault(facts)
+        generate_memory(facts, 10_000)
+    print(f"cold start-up, {rounds} alternated rounds ...", file=sys.stderr)
+    return cold_alternated(workdir, rounds)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 30000])
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--keep", action="store_true", help="keep the generated vaults")
+    parser.add_argument("--rounds", type=int, default=15,
+                        help="rounds of the alternated cold start-up measurement")
+    parser.add_argument("--only-cold", action="store_true",
+                        help="only the alternated cold start-up rows (row 8)")
+    parser.add_argument("--workdir", type=Path,
+                        help="keep the generated vaults here and reuse them (--only-cold)")
     args = parser.parse_args()
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=True)
+    if args.only_cold:
+        workdir = args.workdir or Path(tempfile.mkdtemp(prefix="memvault-bench-recall-"))
+        try:
+            results = {"cold_alternated": cold_only(workdir, args.rounds)}
+        finally:
+            if args.workdir is None:
+                shutil.rmtree(workdir, ignore_errors=True)
+        print(json.dumps(results, indent=2, default=str))
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2, default=str))
+        return
     workdir = Path(tempfile.mkdtemp(prefix="memvault-bench-recall-"))
     results: dict[str, object] = {}
     try:
@@ -312,6 +414,8 @@ def main() -> None:
             print(f"{size} notes ...", file=sys.stderr)
             results[f"notes{size}"] = bench_notes(size, workdir, results["baselines"])  # type: ignore[arg-type]
             print(results[f"notes{size}"], file=sys.stderr)
+        print(f"cold start-up, {args.rounds} alternated rounds ...", file=sys.stderr)
+        results["cold_alternated"] = cold_alternated(workdir, args.rounds)
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
