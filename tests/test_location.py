@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from memvault import Vault
 from memvault.cli.app import app
 from memvault.config import locate_vault
-from memvault.services.setup import MEMORY_FILES, TRADING_FOLDERS
+from memvault.services.setup import TRADING_FOLDERS, memory_files
 from tests.conftest import run_memvault
 
 
@@ -72,7 +72,7 @@ def test_default_per_user_vault_is_created_on_first_use(tmp_path: Path,
                              "default; --vault or MEMVAULT_VAULT picks another folder, "
                              "`memvault init PATH` makes one)\n")
     assert (default / ".memvault" / "config.toml").is_file()
-    for name in MEMORY_FILES:
+    for name in memory_files():
         assert (default / "Pilot" / name).is_file()
     assert not (default / "Pilot" / "Policy.md").exists()  # memory only
     assert not any((default / "Pilot" / folder).exists() for folder in TRADING_FOLDERS)

@@ -1,5 +1,7 @@
 """The vault layout: which file holds what, for the default principal or a scope.
 
+The bullet files come from the table of record kinds (`memvault.core.kinds`).
+
 Pure path arithmetic, no I/O. The default principal's home is the configured folder
 (`Pilot/`); another principal (`--scope NAME`) lives in `Pilot/scopes/<name>/`, so two
 principals never read each other's memory files.
@@ -9,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memvault.core.kinds import (FACT, LESSON, PROPOSAL, RecordKind, all_kinds, kind_named,
+                                 kind_of_file)
 from memvault.core.paths import check_scope
 
 SCOPES_FOLDER = "scopes"
@@ -44,17 +48,27 @@ class Layout:
     def file(self, name: str) -> str:
         return f"{self.home}/{name}"
 
+    def path(self, kind: str | RecordKind) -> str:
+        """The bullet file of a record kind (`"fact"` -> `Pilot/Memory.md`)."""
+        record_kind = kind_named(kind) if isinstance(kind, str) else kind
+        return self.file(record_kind.file_name)
+
+    def kind_at(self, path: str) -> RecordKind | None:
+        """The record kind whose bullet file (of this principal) `path` is, or None."""
+        folder, _, name = path.rpartition("/")
+        return kind_of_file(name) if folder == self.home else None
+
     @property
     def memory(self) -> str:
-        return self.file("Memory.md")
+        return self.path(FACT)
 
     @property
     def lessons(self) -> str:
-        return self.file("Lessons.md")
+        return self.path(LESSON)
 
     @property
     def inbox(self) -> str:
-        return self.file("Inbox.md")
+        return self.path(PROPOSAL)
 
     @property
     def profile(self) -> str:
@@ -85,8 +99,9 @@ class Layout:
         return self.file("Venues")
 
     @property
-    def memory_files(self) -> tuple[str, str, str]:
-        return (self.memory, self.lessons, self.inbox)
+    def memory_files(self) -> tuple[str, ...]:
+        """The bullet file of every record kind (`memvault.core.kinds`), in table order."""
+        return tuple(self.file(k.file_name) for k in all_kinds())
 
     def can_see(self, path: str) -> bool:
         """Whether this principal may be shown the vault file at `path`.

@@ -68,6 +68,8 @@ def accept(ctx: click.Context, proposal_id: str) -> None:
         print_json({"accepted": record.to_dict()})
     else:
         console().print(f"[green]accepted[/green] {record.id}: {esc(record.text)}")
+        if record.id != proposal_id:  # the text was there already, or the id was taken
+            console().print(f"[dim]stored as {esc(record.id)}, not {esc(proposal_id)}[/dim]")
 
 
 @click.command("reject")

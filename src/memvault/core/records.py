@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Literal, TypeVar
 
 from memvault.core.bullets import BulletItem, normalise_text
 from memvault.core.invisible import strip_invisible
@@ -24,6 +24,10 @@ GENERAL_LESSON_CATEGORIES = ("response-detail", "evidence-layout", "comparison-e
 TRADING_LESSON_CATEGORIES = ("approval-explanations", "risk-posture")
 """Lesson categories only a vault that uses trading offers (see `Vault.uses_trading`)."""
 LESSON_CATEGORIES = GENERAL_LESSON_CATEGORIES + TRADING_LESSON_CATEGORIES
+INBOX_CATEGORIES = FACT_CATEGORIES + LESSON_CATEGORIES
+"""A proposal may be for a fact or a lesson, so the inbox knows both vocabularies."""
+
+Authority = Literal["explicit", "inferred"]
 
 
 def parse_timestamp(raw: str | None) -> int | None:
@@ -43,11 +47,12 @@ def parse_timestamp(raw: str | None) -> int | None:
 
 
 @dataclass(slots=True)
-class Fact:
-    """One accepted fact from Memory.md (or a lesson / proposal: same grammar).
+class Record:
+    """One record of a bullet file: the fields every kind shares.
 
     `category` is the lower-cased category, `other` when missing; an unknown category
-    keeps its spelling in `category_raw` and is flagged by `known_category`.
+    keeps its spelling in `category_raw` and is flagged by `known_category`. The kind of
+    record (see `memvault.core.kinds`) is the subclass: `Fact`, `Lesson` or `Proposal`.
     """
 
     id: str
@@ -62,8 +67,11 @@ class Fact:
     task: str | None = None
     known_category: bool = True
 
+    record_kind: ClassVar[str] = "record"
+    """The name of this record's kind in `memvault.core.kinds` (fact, lesson, proposal)."""
+
     @property
-    def authority(self) -> str:
+    def authority(self) -> Authority:
         return "inferred" if self.meta.get("auth") == "inferred" else "explicit"
 
     @property
@@ -73,22 +81,6 @@ class Fact:
     @property
     def editable(self) -> bool:
         return self.readonly_reason is None
-
-    @property
-    def kind(self) -> str:
-        """For Inbox.md proposals: "fact" or "lesson"."""
-        return self.meta.get("kind", "fact")
-
-    @property
-    def evidence(self) -> list[str]:
-        """For lessons: the experience ids (event ids, trade hashes) it rests on."""
-        raw = self.meta.get("evidence", "")
-        return [e for e in raw.split(",") if e]
-
-    @property
-    def ticked(self) -> bool:
-        """For Inbox.md proposals: the task box is ticked (accepted in Obsidian)."""
-        return self.task in ("x", "X")
 
     def to_dict(self) -> dict[str, Any]:
         inferred = self.meta.get("auth") == "inferred"
@@ -104,21 +96,78 @@ class Fact:
             "provisional_id": self.provisional,
             "read_only": self.readonly_reason,
             "meta": dict(self.meta),
-            **({"kind": self.kind, "evidence": self.evidence, "ticked": self.ticked}
-               if self.task is not None else {}),
+            # a task box (an inbox line, or one typed into any bullet file) shows what
+            # accepting it would make, its evidence and whether it is ticked
+            **({"kind": self.meta.get("kind", "fact"), "evidence": _evidence(self.meta),
+                "ticked": self.task in ("x", "X")} if self.task is not None else {}),
         }
 
 
-def fact_from_item(item: BulletItem, known: tuple[str, ...] = FACT_CATEGORIES) -> Fact:
+def _evidence(meta: dict[str, str]) -> list[str]:
+    return [e for e in meta.get("evidence", "").split(",") if e]
+
+
+@dataclass(slots=True)
+class Fact(Record):
+    """An accepted fact about the user (Memory.md)."""
+
+    record_kind: ClassVar[str] = "fact"
+
+
+@dataclass(slots=True)
+class Lesson(Record):
+    """An accepted lesson on how to work with the user (Lessons.md)."""
+
+    record_kind: ClassVar[str] = "lesson"
+
+    @property
+    def evidence(self) -> list[str]:
+        """The experience ids (event ids, trade hashes) the lesson rests on."""
+        return _evidence(self.meta)
+
+
+@dataclass(slots=True)
+class Proposal(Record):
+    """A proposal waiting for the user's review (Inbox.md)."""
+
+    record_kind: ClassVar[str] = "proposal"
+
+    @property
+    def kind(self) -> str:
+        """The kind of record accepting it makes: "fact" or "lesson"."""
+        return self.meta.get("kind", "fact")
+
+    @property
+    def evidence(self) -> list[str]:
+        """For a proposed lesson: the experience ids it rests on."""
+        return _evidence(self.meta)
+
+    @property
+    def ticked(self) -> bool:
+        """The task box is ticked (accepted in Obsidian)."""
+        return self.task in ("x", "X")
+
+
+
+R = TypeVar("R", bound=Record)
+
+
+def record_from_item(item: BulletItem, record_type: type[R],
+                     known: tuple[str, ...]) -> R:
+    """The typed record for one parsed bullet (`known`: the categories of its kind)."""
     raw = item.category_raw
     lowered = raw.lower() if raw else "other"
     is_known = lowered in known
     # Positional, in field order (keywords cost noticeably at 10,000 records); the
     # fields: id, text, category, category_raw, updated, line, meta, provisional,
     # readonly_reason, task, known_category.
-    return Fact(item.id, item.text, lowered if is_known else "other", raw,
-                parse_timestamp(item.meta.get("updated")), item.start + 1, item.meta,
-                item.provisional, item.readonly_reason, item.task, is_known)
+    return record_type(item.id, item.text, lowered if is_known else "other", raw,
+                       parse_timestamp(item.meta.get("updated")), item.start + 1, item.meta,
+                       item.provisional, item.readonly_reason, item.task, is_known)
+
+
+def fact_from_item(item: BulletItem, known: tuple[str, ...] = FACT_CATEGORIES) -> Fact:
+    return record_from_item(item, Fact, known)
 
 
 def check_category(category: str, known: tuple[str, ...] = FACT_CATEGORIES) -> str:

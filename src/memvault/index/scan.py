@@ -3,8 +3,9 @@
 `scan_vault` lists every Markdown file (`.md`) with its size and modification time,
 skipping hidden folders and files (`.obsidian/`, `.memvault/`, `.git/`, `.trash/`) and
 symlinks that lead outside the vault. `read_indexable` reads one file: a note, a memory
-file (Memory.md, Lessons.md, Inbox.md of a principal, read per record with the shared
-bullet grammar), or the reason it cannot be indexed (binary, not UTF-8, unreadable).
+file (the bullet file of a record kind of a principal, `memvault.core.kinds`, read per
+record with the shared bullet grammar), or the reason it cannot be indexed (binary, not
+UTF-8, unreadable).
 Nothing here writes a file.
 """
 
@@ -17,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
+from memvault.core.kinds import kind_named, kind_of_file
+
 if TYPE_CHECKING:
     from memvault.core.notes import Note
 
 
-MEMORY_FILES = {"Memory.md": "fact", "Lessons.md": "lesson", "Inbox.md": "proposal"}
 SCOPES_FOLDER = "scopes"
 
 
@@ -31,7 +33,7 @@ class ScannedFile:
     size: int
     mtime_ns: int
     scope: str | None = None  # set for memory files: the principal they belong to
-    memory_kind: str | None = None
+    memory_kind: str | None = None  # the record kind's name (`memvault.core.kinds`)
 
 
 @dataclass(slots=True)
@@ -55,9 +57,10 @@ Indexable = Union["Note", "MemoryFileInfo", str]  # a str: why it cannot be inde
 def memory_role(rel: str, home_root: str) -> tuple[str | None, str | None]:
     """(principal, record kind) when `rel` is a memory file of a principal, else Nones."""
     folder, _, name = rel.rpartition("/")
-    kind = MEMORY_FILES.get(name)
-    if kind is None:
+    record_kind = kind_of_file(name)
+    if record_kind is None:
         return None, None
+    kind = record_kind.name
     if folder == home_root:
         return "default", kind
     prefix = f"{home_root}/{SCOPES_FOLDER}/"
@@ -96,7 +99,7 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
             except OSError:
                 continue
             rel = f"{rel_folder}{name}"
-            if name in MEMORY_FILES:
+            if kind_of_file(name) is not None:
                 scope, kind = memory_role(rel, home_root)
                 out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
             else:
@@ -169,16 +172,17 @@ def read_indexable(root: Path, entry: ScannedFile) -> Indexable:
     return data if isinstance(data, str) else parse_indexable(entry, data)
 
 
-def _memory_records(data: bytes, kind: str) -> MemoryFileInfo:
+def _memory_records(data: bytes, kind_name: str) -> MemoryFileInfo:
     from memvault.core.bullets import parse_bullets
-    from memvault.core.records import fact_from_item
+    from memvault.core.records import record_from_item
 
+    kind = kind_named(kind_name)
     info = MemoryFileInfo()
     for item in parse_bullets(data).items:
-        fact = fact_from_item(item, known=())
-        record_kind = kind
-        if kind == "proposal":
-            record_kind = f"proposal ({fact.meta.get('kind', 'fact')})"
-        info.records.append(MemoryRecord(fact.id, record_kind, fact.category_raw,
-                                         fact.status, fact.line, fact.text))
+        record = record_from_item(item, kind.record_type, known=())
+        label = kind.index_kind
+        if kind.inbox:  # a proposal is indexed with what accepting it would make
+            label = f"{label} ({record.meta.get('kind', 'fact')})"
+        info.records.append(MemoryRecord(record.id, label, record.category_raw,
+                                         record.status, record.line, record.text))
     return info

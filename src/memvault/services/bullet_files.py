@@ -1,4 +1,5 @@
-"""Reading and editing the three bullet files (Memory.md, Lessons.md, Inbox.md).
+"""Reading and editing the bullet files (one per record kind: Memory.md, Lessons.md,
+Inbox.md).
 
 `edit_bullet_file` is the one write path. Under the backend's lock it
 
@@ -27,6 +28,7 @@ from typing import TypeVar
 
 from memvault.backends.base import MISSING, Backend, Blob, Expected
 from memvault.core.bullets import BulletDocument, BulletItem, encode_id, parse_bullets
+from memvault.core.kinds import kind_of_file
 from memvault.errors import Conflict, NotFound, ReadOnly
 from memvault.services.safety_net import SafetyNet, Seen, record_ids
 from memvault.services.settle import read_settled_file
@@ -108,12 +110,14 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
     """Apply `apply(doc)` to the file and write it back atomically (see module doc).
 
     `initial` is the content a missing file starts from (e.g. a heading). Records that
-    vanished from Inbox.md are not kept as lost: a deleted proposal is a rejection, which
-    the proposal service applies from a settled, intact read.
+    vanished are kept as lost only for the kinds that keep them (`RecordKind.keeps_lost`):
+    from Inbox.md a deleted proposal is a rejection, which the proposal service applies
+    from a settled, intact read.
     """
     from memvault.services.tidy import record_dropped, report_notes, write_view
 
-    track_losses = not path.endswith("/Inbox.md") and path != "Inbox.md"
+    kind = kind_of_file(path.rpartition("/")[2])
+    track_losses = kind is None or kind.keeps_lost
     net = SafetyNet(backend)
     for attempt in range(MAX_ATTEMPTS):
         if attempt:  # another program is saving: give it a moment, not a tight loop
@@ -170,6 +174,35 @@ def find_one(doc: BulletDocument, item_id: str, path: str) -> BulletItem:
     if item.readonly_reason:
         raise ReadOnly(f"line {item.line_no} is read-only: {item.readonly_reason}", path=path)
     return item
+
+
+def ids_in_files(backend: Backend, paths: list[str]) -> set[str]:
+    """Every record id in these bullet files as they are now (a plain read: never waits).
+
+    Ids are unique across a principal's bullet files, not only within one: a new id is
+    checked against this set too, so looking a record up by id across the kinds finds
+    one record."""
+    ids: set[str] = set()
+    for path in paths:
+        blob = backend.read(path)
+        if blob is not None:
+            ids.update(it.id for it in parse_bullets(blob.data).items)
+    return ids
+
+
+def derived_record_id(record_id: str, taken: set[str]) -> str:
+    """`record_id` when it is free, else the first free id derived from it by hashing:
+    the same on every machine, so two clones accepting the same colliding proposal store
+    it under the same id (and their merge sees one record)."""
+    import hashlib
+
+    n = 0
+    candidate = record_id
+    while candidate in taken:
+        n += 1
+        digest = hashlib.sha256(f"{record_id}\n{n}".encode()).digest()
+        candidate = encode_id(int.from_bytes(digest[:5], "big"))
+    return candidate
 
 
 def new_record_id(taken: set[str]) -> str:

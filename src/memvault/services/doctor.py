@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.config import parse_config
 from memvault.core.bullets import BulletDocument, render_updated_item
-from memvault.core.records import FACT_CATEGORIES, LESSON_CATEGORIES
+from memvault.core.kinds import all_kinds
 from memvault.errors import VaultError
 from memvault.state_paths import CONFIG, EVENTS, TOMBSTONES
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, load_bullet_file,
@@ -73,8 +73,7 @@ class DoctorService:
 
     def bullet_files(self) -> list[tuple[str, tuple[str, ...]]]:
         lay = self.vault.layout
-        return [(lay.memory, FACT_CATEGORIES), (lay.lessons, LESSON_CATEGORIES),
-                (lay.inbox, FACT_CATEGORIES + LESSON_CATEGORIES)]
+        return [(lay.path(kind), kind.categories) for kind in all_kinds()]
 
     def check(self) -> DoctorReport:
         report = DoctorReport()
@@ -93,6 +92,7 @@ class DoctorService:
                 at = re.search(r"\bline (\d+)", message)
                 out.append(Finding("error", CONFIG, message,
                                    int(at.group(1)) if at else None))
+        docs: list[tuple[str, BulletDocument]] = []
         for path, known in self.bullet_files():
             try:
                 loaded = load_raw(self.backend, path)
@@ -101,6 +101,8 @@ class DoctorService:
                 continue
             if loaded.exists:
                 out.extend(_check_bullets(path, loaded.doc, known))
+                docs.append((path, loaded.doc))
+        out.extend(_ids_shared_by_kinds(docs))
         out.extend(self._conflict_copies())
         out.extend(self._symlinked_home_files())
         for path in (EVENTS, TOMBSTONES):
@@ -217,6 +219,28 @@ def _check_bullets(path: str, doc: BulletDocument, known: tuple[str, ...]) -> li
         lines = ", ".join(str(i.line_no) for i in items)
         out.append(Finding("warning", path, f"duplicate id {dup_id} on lines {lines} "
                            "(`doctor --fix` gives the later copies new ids)", items[1].line_no))
+    return out
+
+
+def _ids_shared_by_kinds(docs: list[tuple[str, BulletDocument]]) -> list[Finding]:
+    """Ids that two bullet files share (memvault gives every record an id unused in any
+    of them; an older vault, an import or a copied line may still hold one twice)."""
+    first: dict[str, tuple[str, int]] = {}
+    out: list[Finding] = []
+    for path, doc in docs:
+        here: set[str] = set()
+        for it in doc.items:
+            if it.provisional or it.id in here:
+                continue  # provisional ids are stamped by --fix; in-file copies above
+            here.add(it.id)
+            if it.id in first:
+                other, line = first[it.id]
+                out.append(Finding("warning", path, f"id {it.id} is also used in {other} "
+                                   f"(line {line}): `memvault show` finds that record first; "
+                                   "an accepted proposal is stored under a new id",
+                                   it.line_no))
+            else:
+                first[it.id] = (path, it.line_no)
     return out
 
 

@@ -31,8 +31,8 @@ from typing import Any
 
 from memvault import __version__
 from memvault.backends.base import Backend, Change
+from memvault.core.kinds import file_names
 from memvault.services.git_repo import GitRepo, last_line
-from memvault.services.merge_driver import BULLET_FILES as MEMORY_FILES
 from memvault.services.merge_driver import PROBE_ENV
 from memvault.state_paths import JOURNALS, cache_ignore_lines
 
@@ -52,7 +52,7 @@ def driver_command() -> str:
 
 
 def _patterns(home: str, prefix: str = "") -> list[str]:
-    return [f"{prefix}{home}/**/{name}" for name in MEMORY_FILES] + \
+    return [f"{prefix}{home}/**/{name}" for name in file_names()] + \
         [f"{prefix}{path}" for path in JOURNALS]
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from memvault.core.records import (GENERAL_LESSON_CATEGORIES, LESSON_CATEGORIES, Fact,
-                                   check_category, fact_from_item)
+from memvault.core.records import (GENERAL_LESSON_CATEGORIES, LESSON_CATEGORIES, Lesson,
+                                   check_category, record_from_item)
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import load_bullet_file
 from memvault.services.proposals import ProposeResult
@@ -36,9 +36,9 @@ class LessonService:
         self.vault = vault
         self.path = vault.layout.lessons
 
-    def list(self) -> list[Fact]:
+    def list(self) -> list[Lesson]:
         doc = load_bullet_file(self.vault.backend, self.path).doc
-        return [fact_from_item(it, LESSON_CATEGORIES) for it in doc.items]
+        return [record_from_item(it, Lesson, LESSON_CATEGORIES) for it in doc.items]
 
     def missing_evidence(self, ids: list[str]) -> list[str]:
         """The ids that are neither a journal event nor a trade note of this principal."""

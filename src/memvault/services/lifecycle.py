@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memvault.core.bullets import BulletDocument, render_new_item, render_updated_item
-from memvault.core.records import (FACT_CATEGORIES, LESSON_CATEGORIES, Fact,
-                                   check_record_text, fact_from_item)
+from memvault.core.kinds import all_kinds
+from memvault.core.records import (FACT_CATEGORIES, Fact, check_record_text,
+                                   fact_from_item)
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
                                             load_bullet_file, new_record_id)
@@ -88,8 +89,13 @@ class LifecycleService:
     # -- locating ----------------------------------------------------------------------
 
     def _files(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The files of accepted records (every kind but the inbox)."""
         lay = self.vault.layout
-        return [(lay.memory, FACT_CATEGORIES), (lay.lessons, LESSON_CATEGORIES)]
+        return [(lay.path(k), k.categories) for k in all_kinds() if not k.inbox]
+
+    def _known(self, path: str) -> tuple[str, ...]:
+        kind = self.vault.layout.kind_at(path)
+        return kind.categories if kind is not None else FACT_CATEGORIES
 
     def locate(self, record_id: str) -> tuple[str, Fact]:
         for path, known in self._files():
@@ -128,7 +134,7 @@ class LifecycleService:
         return FeedbackResult(record, outcome, before, after, self.rank(record.id), replaced)
 
     def set_status(self, path: str, record_id: str, status: str, *, reason: str) -> Fact:
-        known = LESSON_CATEGORIES if path == self.vault.layout.lessons else FACT_CATEGORIES
+        known = self._known(path)
         before: list[str] = []
 
         def apply(doc: BulletDocument) -> Fact:
@@ -158,7 +164,7 @@ class LifecycleService:
         path, old = self.locate(record_id)
         if old.status == "superseded":
             raise InvalidInput(f"{record_id} is already superseded", path=path)
-        known = LESSON_CATEGORIES if path == self.vault.layout.lessons else FACT_CATEGORIES
+        known = self._known(path)
 
         def add(doc: BulletDocument) -> Fact:
             new_id = new_record_id({it.id for it in doc.items})

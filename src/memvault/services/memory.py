@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.core.bullets import (BulletDocument, BulletItem, render_new_item,
                                    render_updated_item)
+from memvault.core.kinds import FACT
 from memvault.core.records import (FACT_CATEGORIES, Fact, check_category, check_record_text,
                                    fact_from_item, match_key)
 from memvault.errors import Conflict, InvalidInput, NotFound
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
-                                            load_bullet_file, new_record_id)
+                                            ids_in_files, load_bullet_file, new_record_id)
 from memvault.services.one_commit import attempt_memo, one_commit
 
 if TYPE_CHECKING:
@@ -30,12 +31,6 @@ NEAR_DUPLICATE_THRESHOLD = 88.0
 
 RECENT_COUNT = 8
 
-MEMORY_HEADER = (
-    "# Memory\n"
-    "\n"
-    "Long-term facts about the user. Edit a line to correct it; delete a line to forget it.\n"
-    "\n"
-)
 
 
 @dataclass(slots=True)
@@ -119,6 +114,11 @@ class MemoryService:
         doc = self.document()
         return fact_from_item(_find_for_reading(doc, fact_id, self.path), FACT_CATEGORIES)
 
+    def _ids_elsewhere(self) -> set[str]:
+        """The ids of the other kinds' records: a new fact's id is none of them."""
+        return ids_in_files(self.backend, [p for p in self.vault.layout.memory_files
+                                           if p != self.path])
+
     def history(self, fact_id: str) -> list[dict[str, Any]]:
         return self.vault.events.events(record=fact_id)
 
@@ -140,7 +140,7 @@ class MemoryService:
                 same = doc.items[keys.index(key)]
                 raise NoChange(RememberResult(fact_from_item(same), created=False))
             near.extend(_near_duplicates(key, doc, keys))
-            fact_id = new_record_id({it.id for it in doc.items})
+            fact_id = new_record_id({it.id for it in doc.items} | self._ids_elsewhere())
             meta = {"id": fact_id, "updated": str(_now())}
             if source and source != "cli":
                 meta["src"] = source
@@ -151,7 +151,7 @@ class MemoryService:
 
         result = edit_bullet_file(self.backend, self.path, apply,
                                   message="memvault: remember a fact",
-                                  initial=MEMORY_HEADER.encode())
+                                  initial=FACT.new_file())
         if result.created:
             self.vault.events.append("fact.remembered", record=result.fact.id, text=text,
                                      category=cat, source=source)
@@ -310,7 +310,7 @@ class MemoryService:
             return fact_from_item(doc.find(fact_id)[0])
 
         fact = edit_bullet_file(self.backend, self.path, apply, message="memvault: restore a fact",
-                                initial=MEMORY_HEADER.encode())
+                                initial=FACT.new_file())
         self.vault.tombstones.lift(text, fact_id)
         self.vault.events.append("fact.restored", record=fact_id, text=text, category=category)
         return fact

@@ -3,9 +3,10 @@
 git calls it for the paths `.gitattributes` marks `merge=memvault`, with the ancestor
 (%O), our version (%A, where the result must be written), their version (%B) and the
 path in the repository (%P). During a rebase %A is the upstream side and %B the local
-commit being replayed; conflict blocks always show this clone's version first. Memory.md, Lessons.md and Inbox.md are merged fact by fact
-(`memvault.core.merge`); `*.jsonl` journals as unions of lines; anything else with
-`git merge-file`. Exit status 0 means merged, 1 means conflicts were left for the user.
+commit being replayed; conflict blocks always show this clone's version first. The bullet
+files of the record kinds whose merge rule is `record-by-record` (`memvault.core.kinds`:
+Memory.md, Lessons.md, Inbox.md) are merged fact by fact (`memvault.core.merge`);
+`*.jsonl` journals as unions of lines; anything else with `git merge-file`. Exit status 0 means merged, 1 means conflicts were left for the user.
 
 Tombstones win: a fact the other side forgot does not come back. The tombstones are read
 from every version git has at hand (the working tree, HEAD, ORIG_HEAD, MERGE_HEAD,
@@ -27,12 +28,12 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from memvault.backends.fs_git import find_git_dir, operation_in_progress
+from memvault.core.kinds import kind_of_file
 from memvault.core.records import tombstone_keys
 from memvault.core.merge import MergeResult, merge_bullet_files, merge_json_lines
 from memvault.layout import SCOPES_FOLDER
 from memvault.state_paths import CONFIG, TOMBSTONES
 
-BULLET_FILES = ("Memory.md", "Lessons.md", "Inbox.md")
 TOMBSTONE_ENV = "MEMVAULT_MERGE_TOMBSTONES"
 PROBE_ENV = "MEMVAULT_DRIVER_PROBE"
 LOCAL_LABEL = "this clone"
@@ -149,7 +150,8 @@ def merge_files(base: bytes, ours: bytes, theirs: bytes, repo_path: str, *,
     """Merge one file git handed us (see the module doc). `local_is_theirs`: this clone's
     version is `theirs` (during a rebase git replays the local commits onto upstream)."""
     name = PurePosixPath(repo_path).name
-    if name in BULLET_FILES:
+    kind = kind_of_file(name)
+    if kind is not None and kind.merge == "record-by-record":
         root, vault_path = _vault_root(repo_path, cwd)
         return merge_bullet_files(base, ours, theirs,
                                   is_forgotten=forgotten_checker(root, vault_path,

@@ -7,7 +7,9 @@ A proposal is a task bullet in Inbox.md (the shared bullet grammar)::
 - `propose` adds one (deduped against Memory.md, Lessons.md and the inbox; refused when
   its text was forgotten or rejected before — the tombstone check is content-free).
 - `accept` moves it into Memory.md (kind fact) or Lessons.md (kind lesson), keeping its
-  id; `correct` accepts it with the user's wording (which makes it explicit); `reject`
+  id (a proposal whose id another record already has, which older vaults and imports can
+  hold, is stored under an id derived from it, the same on every machine, and the journal
+  says so); `correct` accepts it with the user's wording (which makes it explicit); `reject`
   removes it and writes a tombstone so it is never proposed again.
 - `apply_inbox_edits` applies what the user did in Obsidian: a ticked box accepts, a
   deleted line rejects (only when the inbox was read whole: an empty, truncated or
@@ -25,12 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.backends.base import Blob
 from memvault.core.bullets import BulletDocument, parse_bullets, render_new_item
-from memvault.core.records import (FACT_CATEGORIES, LESSON_CATEGORIES, Fact, check_category,
-                                   check_record_text, fact_from_item, match_key)
+from memvault.core.kinds import PROPOSAL, kind_named, proposable_kinds
+from memvault.core.records import (INBOX_CATEGORIES, Proposal, Record, check_category,
+                                   check_record_text, match_key, record_from_item)
 from memvault.errors import InvalidInput
 from memvault.state_paths import EVENTS
-from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
-                                            load_bullet_file, new_record_id, read_settled)
+from memvault.services.bullet_files import (NoChange, derived_record_id, edit_bullet_file,
+                                            find_one, ids_in_files, load_bullet_file,
+                                            new_record_id, read_settled)
 from memvault.services.journal import scan_events
 from memvault.services.safety_net import SafetyNet, Seen
 from memvault.services.one_commit import one_commit
@@ -39,18 +43,7 @@ if TYPE_CHECKING:
     from memvault.services.vault import Vault
 
 MAX_PER_TURN = 3
-INBOX_HEADER = (
-    "# Inbox\n\n"
-    "Proposals waiting for your review. Tick a box (`- [x]`) to accept it, delete the line\n"
-    "to reject it, or run `memvault review`. Nothing here is used until you accept it.\n\n"
-)
-LESSONS_HEADER = (
-    "# Lessons\n\n"
-    "How the assistant should work with this user, accepted by the user. One bullet per\n"
-    "lesson; `evidence:` names the journal events or trades it rests on.\n\n"
-)
-KINDS = ("fact", "lesson")
-INBOX_CATEGORIES = FACT_CATEGORIES + LESSON_CATEGORIES
+__all__ = ["INBOX_CATEGORIES", "ProposalService", "ProposeResult", "why_not_intact"]
 
 
 @dataclass(slots=True)
@@ -60,7 +53,7 @@ class ProposeResult:
 
     status: str
     text: str
-    proposal: Fact | None = None
+    proposal: Proposal | None = None
     existing_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -83,13 +76,14 @@ class ProposalService:
 
     # -- reading -----------------------------------------------------------------------
 
-    def list(self) -> list[Fact]:
+    def list(self) -> list[Proposal]:
         doc = load_bullet_file(self.backend, self.path).doc
-        return [fact_from_item(it, INBOX_CATEGORIES) for it in doc.items]
+        return [record_from_item(it, Proposal, INBOX_CATEGORIES) for it in doc.items]
 
-    def get(self, proposal_id: str) -> Fact:
+    def get(self, proposal_id: str) -> Proposal:
         doc = load_bullet_file(self.backend, self.path).doc
-        return fact_from_item(find_one(doc, proposal_id, self.path), INBOX_CATEGORIES)
+        return record_from_item(find_one(doc, proposal_id, self.path), Proposal,
+                                INBOX_CATEGORIES)
 
     # -- proposing ---------------------------------------------------------------------
 
@@ -99,14 +93,14 @@ class ProposalService:
                 evidence: list[str] | None = None, automatic: bool = False,
                 extra_meta: dict[str, str] | None = None) -> ProposeResult:
         """Add one proposal to the inbox (see module doc for what is refused)."""
-        if kind not in KINDS:
-            raise InvalidInput(f"kind must be fact or lesson, not {kind!r}")
+        if kind not in proposable_kinds():
+            raise InvalidInput(f"kind must be {' or '.join(proposable_kinds())}, not {kind!r}")
+        target = kind_named(kind)
         text = check_record_text(text)
-        known = LESSON_CATEGORIES if kind == "lesson" else FACT_CATEGORIES
-        cat = check_category(category, known) if category else ("other" if kind == "fact"
-                                                                else None)
+        cat = check_category(category, target.categories) if category else \
+            target.default_category
         if cat is None:
-            raise InvalidInput("a lesson needs a --category: " + ", ".join(LESSON_CATEGORIES))
+            raise InvalidInput(f"a {kind} needs a --category: " + ", ".join(target.categories))
         if automatic and not self.vault.config.learning:
             return ProposeResult("learning-off", text)
         if self.vault.tombstones.is_tombstoned(text):
@@ -120,7 +114,7 @@ class ProposalService:
             for it in doc.items:
                 if match_key(it.text) == key:
                     raise NoChange(ProposeResult("duplicate", text, existing_id=it.id))
-            pid = new_record_id({it.id for it in doc.items})
+            pid = new_record_id({it.id for it in doc.items} | self._ids_elsewhere())
             meta = {"id": pid, "kind": kind, "src": source, "proposed": str(_now())}
             if authority == "inferred":
                 meta["auth"] = "inferred"
@@ -128,12 +122,12 @@ class ProposalService:
                 meta["evidence"] = ",".join(evidence)
             meta.update(extra_meta or {})
             doc.insert_item(render_new_item(text, cat, meta, task=" "))
-            return ProposeResult("proposed", text,
-                                 proposal=fact_from_item(doc.find(pid)[0], INBOX_CATEGORIES))
+            return ProposeResult("proposed", text, proposal=record_from_item(
+                doc.find(pid)[0], Proposal, INBOX_CATEGORIES))
 
         result = edit_bullet_file(self.backend, self.path, apply,
                                   message="memvault: new proposal",
-                                  initial=INBOX_HEADER.encode())
+                                  initial=PROPOSAL.new_file())
         if result.proposal is not None:
             p = result.proposal
             self.vault.events.append("proposal.proposed", record=p.id, text=p.text,
@@ -156,9 +150,17 @@ class ProposalService:
             results.append(res)
         return results
 
+    def _accepted_files(self) -> list[str]:
+        return [self.vault.layout.path(k) for k in proposable_kinds()]
+
+    def _ids_elsewhere(self) -> set[str]:
+        """The ids of the other kinds' records: a new proposal's id is none of them."""
+        return ids_in_files(self.backend, [p for p in self.vault.layout.memory_files
+                                           if p != self.path])
+
     def _accepted_with_text(self, text: str) -> str | None:
         key = match_key(text)
-        for path in (self.vault.layout.memory, self.vault.layout.lessons):
+        for path in self._accepted_files():
             for it in load_bullet_file(self.backend, path).doc.items:
                 if match_key(it.text) == key:
                     return it.id
@@ -168,20 +170,30 @@ class ProposalService:
 
     @one_commit("memvault: accept a proposal")
     def accept(self, proposal_id: str, *, text: str | None = None,
-               category: str | None = None) -> Fact:
+               category: str | None = None) -> Record:
         """Move a proposal into Memory.md or Lessons.md (same id). With `text` or
-        `category`, the user's correction is used and the record becomes explicit."""
+        `category`, the user's correction is used and the record becomes explicit.
+
+        A record with the proposal's id already in the target is this proposal accepted
+        before (a retry after a crash) only when its text is the proposal's; otherwise
+        the id is taken by another record, and the accepted one gets `derived_record_id`
+        (recorded as `stored_as` in the journal event)."""
         proposal = self.get(proposal_id)
         corrected = text is not None or category is not None
         # the proposal's own text is checked too: a hand-written inbox line may hold
         # anything, and accepting writes it into Memory.md or Lessons.md
         new_text = check_record_text(text if text is not None else proposal.text)
         text_key = match_key(new_text)
-        known = LESSON_CATEGORIES if proposal.kind == "lesson" else FACT_CATEGORIES
+        if proposal.kind not in proposable_kinds():
+            raise InvalidInput(f"proposal {proposal.id} has kind:{proposal.kind}; it must be "
+                               f"{' or '.join(proposable_kinds())}", path=self.path)
+        kind = kind_named(proposal.kind)
+        known = kind.categories
         new_cat = check_category(category, known) if category else (
             proposal.category_raw or "other")
-        target = self.vault.layout.lessons if proposal.kind == "lesson" else \
-            self.vault.layout.memory
+        target = self.vault.layout.path(kind)
+        others = [p for p in self._accepted_files() if p != target]
+        proposal_key = match_key(proposal.text)
         meta = {"id": proposal.id, "updated": str(_now())}
         for key in ("src", "evidence"):
             if proposal.meta.get(key):
@@ -190,22 +202,29 @@ class ProposalService:
             meta["auth"] = "inferred"
             meta["status"] = "trial"
 
-        def add(doc: BulletDocument) -> Fact:
-            if doc.find(proposal.id):  # already accepted (a retry after a crash)
-                raise NoChange(fact_from_item(doc.find(proposal.id)[0], known))
+        outcome: dict[str, str] = {}  # for the journal: duplicate_of or stored_as
+
+        def add(doc: BulletDocument) -> Record:
+            outcome.clear()
+            found = doc.find(proposal.id)
+            if found and match_key(found[0].text) in (text_key, proposal_key):
+                # already accepted (a retry after a crash)
+                raise NoChange(record_from_item(found[0], kind.record_type, known))
             for it in doc.items:  # the same text is already there: stored once
                 if match_key(it.text) == text_key:
-                    raise NoChange(fact_from_item(it, known))
+                    outcome["duplicate_of"] = it.id
+                    raise NoChange(record_from_item(it, kind.record_type, known))
+            taken = {it.id for it in doc.items} | ids_in_files(self.backend, others)
+            meta["id"] = derived_record_id(proposal.id, taken)
+            if meta["id"] != proposal.id:
+                outcome["stored_as"] = meta["id"]
             doc.insert_item(render_new_item(new_text, new_cat, meta))
-            return fact_from_item(doc.find(proposal.id)[0], known)
+            return record_from_item(doc.find(meta["id"])[0], kind.record_type, known)
 
-        from memvault.services.memory import MEMORY_HEADER
-
-        header = LESSONS_HEADER if proposal.kind == "lesson" else MEMORY_HEADER
         fact = edit_bullet_file(self.backend, target, add, message="memvault: accept proposal",
-                                initial=header.encode())
+                                initial=kind.new_file())
         self._remove(proposal.id)
-        same = {} if fact.id == proposal.id else {"duplicate_of": fact.id}
+        same = dict(outcome)
         self.vault.events.append("proposal.accepted", record=proposal.id, text=new_text,
                                  category=new_cat, kind=proposal.kind, corrected=corrected,
                                  **same)
@@ -213,11 +232,11 @@ class ProposalService:
             self.vault.tombstones.lift(new_text, proposal.id)
         return fact
 
-    def correct(self, proposal_id: str, text: str, category: str | None = None) -> Fact:
+    def correct(self, proposal_id: str, text: str, category: str | None = None) -> Record:
         return self.accept(proposal_id, text=text, category=category)
 
     @one_commit("memvault: reject a proposal")
-    def reject(self, proposal_id: str) -> Fact:
+    def reject(self, proposal_id: str) -> Proposal:
         """Remove a proposal and remember (content-free) never to propose it again."""
         proposal = self.get(proposal_id)
         self._remove(proposal.id)
@@ -275,7 +294,7 @@ class ProposalService:
         return pending
 
     @one_commit("memvault: apply inbox edits")
-    def apply_inbox_edits(self) -> list[tuple[str, Fact]]:
+    def apply_inbox_edits(self) -> list[tuple[str, Record]]:
         """Accept ticked proposals and reject deleted ones. Returns (action, record).
 
         The inbox is read settled (a save in progress is waited for). A ticked box is the
@@ -290,9 +309,9 @@ class ProposalService:
         if blob is not None and blob.linked_to is not None:
             return []  # never decide anything from another file's lines
         doc = parse_bullets(blob.data) if blob is not None else parse_bullets(b"")
-        ticked = [fact_from_item(it, INBOX_CATEGORIES) for it in doc.items
+        ticked = [record_from_item(it, Proposal, INBOX_CATEGORIES) for it in doc.items
                   if it.task in ("x", "X") and it.editable and not it.provisional]
-        done: list[tuple[str, Fact]] = []
+        done: list[tuple[str, Record]] = []
         for p in ticked:
             done.append(("accepted", self.accept(p.id)))
         if why_not_intact(blob, seen) is not None:
@@ -305,8 +324,8 @@ class ProposalService:
             if pid in present:
                 continue
             text = str(ev.get("text") or "")
-            fact = Fact(id=pid, text=text, category=str(ev.get("category") or "other"),
-                        category_raw=ev.get("category"), updated=None, line=0)
+            fact = Proposal(id=pid, text=text, category=str(ev.get("category") or "other"),
+                            category_raw=ev.get("category"), updated=None, line=0)
             if text and not self.vault.tombstones.is_tombstoned(text) and \
                     not self._accepted_with_text(text):
                 self.vault.tombstones.add(text, pid, kind="rejected")

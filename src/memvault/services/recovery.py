@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memvault.core.bullets import BulletDocument, normalise_text, parse_bullets
+from memvault.core.kinds import all_kinds
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import NoChange, edit_bullet_file, read_settled
 from memvault.services.safety_net import LostItem, SafetyNet
@@ -38,13 +39,14 @@ class RecoverResult:
 
 
 class RecoveryService:
-    """The lost records of one principal's Memory.md and Lessons.md."""
+    """The lost records of one principal's bullet files that keep them (Memory.md,
+    Lessons.md: `RecordKind.keeps_lost`)."""
 
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
         self.backend = vault.backend
         self.net = SafetyNet(vault.backend)
-        self.files = (vault.layout.memory, vault.layout.lessons)
+        self.files = tuple(vault.layout.path(k) for k in all_kinds() if k.keeps_lost)
 
     def lost(self) -> list[LostItem]:
         """Every lost record, oldest first (reads only)."""
@@ -89,7 +91,7 @@ class RecoveryService:
             restored += edit_bullet_file(self.backend, path, apply,
                                          message="memvault: recover lost records")
         self.net.drop(ids=[it.id for it in chosen], paths=self.files)
-        kind = {self.vault.layout.memory: "fact", self.vault.layout.lessons: "lesson"}
+        kind = {self.vault.layout.path(k): k.name for k in all_kinds()}
         for it in restored:
             self.vault.events.append(f"{kind[it.path]}.recovered", record=it.id, text=it.text,
                                      path=it.path)

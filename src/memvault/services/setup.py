@@ -4,7 +4,8 @@ Idempotent: running it again creates only what is missing and reports what it le
 alone. Templates live in `memvault/templates/` and explain themselves to a reader who
 opens them in Obsidian.
 
-A vault gets memory only (Memory.md, Lessons.md, Inbox.md, Profile.md). The trading
+A vault gets memory only: the bullet file of every record kind (Memory.md, Lessons.md,
+Inbox.md; `memvault.core.kinds`) and Profile.md. The trading
 parts appear when they are first used: the trade notes and their folders with the first
 recorded trade, Policy.md with the first `memvault policy set`; `init --trading` creates
 them up front. A vault made by memvault 0.1.0 (which always created them) keeps them.
@@ -18,15 +19,15 @@ from pathlib import Path
 
 from memvault.backends.base import MISSING, Backend, policy_writer
 from memvault.config import default_config_text
+from memvault.core.kinds import file_names, kind_of_file
 from memvault.errors import Conflict, InvalidInput
 from memvault.layout import Layout
 from memvault.services.migrations import CURRENT_FORMAT
 from memvault.state_folder import GITIGNORE_TEXT
 from memvault.state_paths import CONFIG, GITIGNORE
 
-MEMORY_FILES = ("Memory.md", "Lessons.md", "Inbox.md", "Profile.md")
+PROFILE_FILE = "Profile.md"
 TRADING_FILES = ("Policy.md",)
-TEMPLATE_FILES = MEMORY_FILES + TRADING_FILES
 TRADING_FOLDERS = ("Journal", "Trades", "Reflections", "Venues", "Tokens")
 
 
@@ -40,8 +41,26 @@ class InitReport:
         return {"vault": self.root, "created": self.created, "kept": self.kept}
 
 
+def memory_files() -> tuple[str, ...]:
+    """The files `init` creates in a principal's home: one per record kind, and the
+    profile."""
+    return file_names() + (PROFILE_FILE,)
+
+
 def template_text(name: str) -> bytes:
     return resources.files("memvault.templates").joinpath(name).read_bytes()
+
+
+def starting_text(name: str) -> bytes:
+    """What `init` writes to a new file: the packaged template, or for a record kind
+    without one, its header."""
+    template = resources.files("memvault.templates").joinpath(name)
+    if template.is_file():
+        return template.read_bytes()
+    kind = kind_of_file(name)
+    if kind is None:
+        raise FileNotFoundError(name)
+    return kind.new_file()
 
 
 def init_vault(root: Path, *, scope: str | None = None, backend: Backend | None = None,
@@ -84,12 +103,12 @@ def _create_layout(root: Path, backend: Backend, scope: str | None,
     blob = backend.read(CONFIG)
     config = parse_config(blob.data if blob else None)
     layout = Layout.for_scope(config.home, scope)
-    for name in MEMORY_FILES + (TRADING_FILES if trading else ()):
+    for name in memory_files() + (TRADING_FILES if trading else ()):
         if name == "Policy.md":
             with policy_writer():  # the user's own starting limits, written once
                 create(layout.file(name), template_text(name))
         else:
-            create(layout.file(name), template_text(name))
+            create(layout.file(name), starting_text(name))
     if trading and backend.name == "fs":
         for folder in TRADING_FOLDERS:
             path = root / layout.home / folder

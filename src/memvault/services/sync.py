@@ -30,11 +30,11 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from memvault.core.bullets import parse_bullets
+from memvault.core.kinds import file_names
 from memvault.errors import InvalidInput
 from memvault.services.git_repo import GitRepo, git_error, last_line
 from memvault.services.git_setup import (
     DRIVER_NAME,
-    MEMORY_FILES,
     SetupReport,
     attributes_status,
     check_driver,
@@ -148,7 +148,7 @@ class GitSync:
         if rel in JOURNALS:
             return True
         home = self.vault.config.home.strip("/") + "/"
-        return rel.startswith(home) and PurePosixPath(rel).name in MEMORY_FILES
+        return rel.startswith(home) and PurePosixPath(rel).name in file_names()
 
     def _autostash_ref(self) -> str | None:
         for line in self.repo.stashes():

@@ -26,6 +26,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memvault.core.kinds import file_names
 from memvault.layout import DEFAULT_SCOPE, SCOPES_FOLDER
 
 if TYPE_CHECKING:
@@ -156,7 +157,7 @@ def memory_files(vault: Vault, *, every_scope: bool = False) -> list[str]:
         prefix = f"{vault.layout.home_root}/{SCOPES_FOLDER}/"
         for path in vault.backend.list(vault.layout.home_root):
             if path.startswith(prefix) and path.count("/") == prefix.count("/") + 1 and \
-                    path.rsplit("/", 1)[-1] in ("Memory.md", "Lessons.md", "Inbox.md"):
+                    path.rsplit("/", 1)[-1] in file_names():
                 files.append(path)
     return files
 

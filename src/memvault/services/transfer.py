@@ -53,12 +53,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memvault.core.bullets import BulletDocument, parse_bullets, render_new_item
-from memvault.core.records import (FACT_CATEGORIES, LESSON_CATEGORIES, PREFERENCE_CATEGORIES,
-                                   Fact, check_record_text, fact_from_item, match_key,
-                                   tombstone_keys)
+from memvault.core.kinds import all_kinds
+from memvault.core.records import (FACT_CATEGORIES, INBOX_CATEGORIES, LESSON_CATEGORIES,
+                                   PREFERENCE_CATEGORIES, Lesson, Proposal, Record,
+                                   check_record_text, fact_from_item, match_key,
+                                   record_from_item, tombstone_keys)
 from memvault.errors import InvalidInput
-from memvault.services.bullet_files import (NoChange, edit_bullet_file, load_bullet_file,
-                                            new_record_id)
+from memvault.services.bullet_files import (NoChange, edit_bullet_file, ids_in_files,
+                                            load_bullet_file, new_record_id)
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -76,12 +78,12 @@ _META_VALUE_BAD = re.compile(r"[\s\x00-\x1f\x7f-\x9f]|%%|<!--|-->")
 _TOMBSTONE_KEY = re.compile(r"[0-9a-f]{32}\Z")
 
 
-def _record(f: Fact, *, proposal: bool = False) -> dict[str, Any]:
+def _record(f: Record) -> dict[str, Any]:
     meta = dict(f.meta)
     meta.setdefault("id", f.id)
     rec: dict[str, Any] = {"id": f.id, "text": f.text, "category": f.category_raw,
                            "meta": meta, "authority": f.authority, "status": f.status}
-    if proposal:
+    if isinstance(f, Proposal):  # a proposal says what accepting it makes, and its box
         rec["kind"] = f.kind
         rec["task"] = f.task
     return rec
@@ -140,9 +142,9 @@ class TransferService:
         backend = self.vault.backend
         facts = [fact_from_item(it, FACT_CATEGORIES)
                  for it in load_bullet_file(backend, lay.memory).doc.items]
-        lessons = [fact_from_item(it, LESSON_CATEGORIES)
+        lessons = [record_from_item(it, Lesson, LESSON_CATEGORIES)
                    for it in load_bullet_file(backend, lay.lessons).doc.items]
-        inbox = [fact_from_item(it, FACT_CATEGORIES + LESSON_CATEGORIES)
+        inbox = [record_from_item(it, Proposal, INBOX_CATEGORIES)
                  for it in load_bullet_file(backend, lay.inbox).doc.items]
         return {
             "format": "memvault", "version": EXPORT_VERSION, "exported_at": int(time.time()),
@@ -152,7 +154,7 @@ class TransferService:
             "preferences": [_record(f) for f in facts if (f.category_raw or "other").lower()
                             in PREFERENCE_SET],
             "lessons": [_record(f) for f in lessons],
-            "proposals": [_record(f, proposal=True) for f in inbox],
+            "proposals": [_record(f) for f in inbox],
             "controls": self.vault.controls.all(),
             "tombstones": {"salt": self.vault.tombstones.salt,
                            "keys": sorted(self.vault.tombstones.active_keys())},
@@ -304,21 +306,20 @@ class TransferService:
     def _write(self, plan: ImportPlan,
                progress: Callable[[int, int], None] | None) -> ImportPlan:
         lay = self.vault.layout
-        paths = {"memory": lay.memory, "lessons": lay.lessons, "inbox": lay.inbox}
-        from memvault.services.memory import MEMORY_HEADER
-        from memvault.services.proposals import INBOX_HEADER, LESSONS_HEADER
-
-        headers = {"memory": MEMORY_HEADER, "lessons": LESSONS_HEADER, "inbox": INBOX_HEADER}
         total = len(plan.actions)
         done = 0
         events: list[dict[str, Any]] = []
-        for target in ("memory", "lessons", "inbox"):
+        for kind in all_kinds():
+            target, path = kind.transfer_target, lay.path(kind)
             todo = [a for a in plan.actions if a.target == target]
+            others = [p for p in lay.memory_files if p != path]
             for start in range(0, len(todo), BATCH):
                 chunk = todo[start:start + BATCH]
 
-                def add(doc: BulletDocument, chunk: list[Action] = chunk) -> list[Action]:
-                    taken = {it.id for it in doc.items}
+                def add(doc: BulletDocument, chunk: list[Action] = chunk,
+                        others: list[str] = others) -> list[Action]:
+                    taken = {it.id for it in doc.items} | ids_in_files(self.vault.backend,
+                                                                       others)
                     present = {match_key(it.text) for it in doc.items}
                     written = []
                     for a in chunk:
@@ -335,18 +336,18 @@ class TransferService:
                                       for a in written])
                     return written
 
-                written = edit_bullet_file(self.vault.backend, paths[target], add,
+                written = edit_bullet_file(self.vault.backend, path, add,
                                            message="memvault: import",
-                                           initial=headers[target].encode())
+                                           initial=kind.new_file())
                 for a in written:
-                    if target == "inbox":
+                    if kind.inbox:
                         events.append({"type": "proposal.proposed", "record": a.meta["id"],
                                        "text": a.text, "category": a.category,
                                        "kind": a.meta.get("kind", "fact"), "source": "import"})
                     else:
                         events.append({"type": "fact.imported", "record": a.meta["id"],
                                        "text": a.text, "category": a.category,
-                                       "file": paths[target]})
+                                       "file": path})
                 done += len(chunk)
                 if progress:
                     progress(done, total)
@@ -377,13 +378,12 @@ class _Context:
         self.foreign_keys = foreign_keys or set()
         self.active = vault.tombstones.active_keys()
         self.texts: set[str] = set()
-        self.ids: dict[str, set[str]] = {}
+        self.ids: set[str] = set()  # ids are unique across the kinds
         lay = vault.layout
-        for target, path in (("memory", lay.memory), ("lessons", lay.lessons),
-                             ("inbox", lay.inbox)):
+        for path in lay.memory_files:
             items = load_bullet_file(vault.backend, path).doc.items
             self.texts.update(match_key(it.text) for it in items)
-            self.ids[target] = {it.id for it in items}
+            self.ids.update(it.id for it in items)
 
     def tombstoned(self, text: str) -> bool:
         if self.vault.tombstones.matches(text, self.active):
@@ -401,19 +401,18 @@ class _Context:
         if key in self.texts:
             plan.skipped.append({"text": action.text, "reason": "already present"})
             return
-        if action.meta["id"] in self.ids[action.target]:
+        if action.meta["id"] in self.ids:
             plan.skipped.append({"text": action.text, "id": action.meta["id"],
                                  "reason": "id already used by another text (kept yours)"})
             return
         self.texts.add(key)
-        self.ids[action.target].add(action.meta["id"])
+        self.ids.add(action.meta["id"])
         plan.actions.append(action)
 
     def add_proposal(self, plan: ImportPlan, text: str, category: str | None, origin: str,
                      *, kind: str = "fact", extra: dict[str, str] | None = None,
                      where: str = "", source: str = "") -> None:
-        taken = set().union(*self.ids.values())
-        meta = {"id": new_record_id(taken), "kind": kind, "src": "import",
+        meta = {"id": new_record_id(self.ids), "kind": kind, "src": "import",
                 "proposed": str(int(time.time())), "auth": "inferred", **(extra or {})}
         known = LESSON_CATEGORIES if kind == "lesson" else FACT_CATEGORIES
         cat = category if category and category.lower() in known else (

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memvault.core.bullets import parse_bullets
+from memvault.core.kinds import all_kinds
 from memvault.errors import InvalidInput
 from memvault.state_paths import INDEX, STATE_DIR
 
@@ -86,7 +87,8 @@ class VaultWatcher:
         self.settle_max = settle_max
         self.health_interval = health_interval
         lay = vault.layout
-        self.kinds = {lay.memory: "fact", lay.lessons: "lesson", lay.inbox: "proposal"}
+        self.kinds = {lay.path(k): k.name for k in all_kinds()}
+        self.inbox_path = next(lay.path(k) for k in all_kinds() if k.inbox)
         self.policy_path = lay.policy
         self._cond = threading.Condition()
         self._pending: dict[str, float] = {}
@@ -270,7 +272,7 @@ class VaultWatcher:
             lines.append(WatchEvent("+", "file", path, message="re-created; no record changed"))
         for ev in lines:
             self._emit(ev)
-        if kind == "proposal" and lines:
+        if path == self.inbox_path and lines:
             self._apply_inbox()
 
     def _apply_inbox(self) -> None:
