@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -301,8 +302,9 @@ async def mcp_after_edit(root: Path, edits: int = 15) -> dict[str, float]:
 def cold_alternated(workdir: Path, rounds: int) -> dict[str, object]:
     """The cold start-up targets measured round-robin with their baselines: each round
     runs every command once, so load from other work falls on all of them alike. Reports
-    each command's median and range, and for each target the ratio of medians and the
-    quartiles of the per-round ratios."""
+    each command's median and range (wall clock) and its median CPU time (user + system,
+    which load from other work on a shared machine disturbs less), and for each target
+    the ratio of medians, the quartiles of the per-round ratios and the CPU ratio."""
     py = sys.executable
     notes1k, notes10k, facts10k = (workdir / "vault1000", workdir / "vault10000",
                                    workdir / "facts10000")
@@ -324,17 +326,23 @@ def cold_alternated(workdir: Path, rounds: int) -> dict[str, object]:
                 if v is None or not any(isinstance(a, str) and a.startswith(str(workdir))
                                         and not Path(a).exists() for a in v)}
     times: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}  # user + system
     for n in range(rounds):
         for name, cmd in commands.items():
             if cmd is None:
                 cmd = cli(facts10k, "remember", f"alternated bench fact {n} xq", "--category",
                           "other")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             run(cmd)
             times[name].append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime
+                             - before.ru_stime)
     out: dict[str, object] = {"rounds": rounds, "ms": {
         name: {"median": round(statistics.median(v) * 1000, 1),
-               "min": round(min(v) * 1000, 1), "max": round(max(v) * 1000, 1)}
+               "min": round(min(v) * 1000, 1), "max": round(max(v) * 1000, 1),
+               "cpu_median": round(statistics.median(cpu[name]) * 1000, 1)}
         for name, v in times.items()}}
     pairs = [("context, 10,000 notes + 2,000 facts", "import typer"),
              ("remember, 10,000 facts", "import typer"),
@@ -349,7 +357,9 @@ def cold_alternated(workdir: Path, rounds: int) -> dict[str, object]:
             q = statistics.quantiles(per_round, n=4) if len(per_round) > 1 else per_round * 3
             ratios[f"{a} / {b}"] = {
                 "ratio": round(statistics.median(times[a]) / statistics.median(times[b]), 2),
-                "per_round_quartiles": [round(q[0], 2), round(q[2], 2)]}
+                "per_round_quartiles": [round(q[0], 2), round(q[2], 2)],
+                "cpu_ratio": round(statistics.median(cpu[a]) / max(statistics.median(cpu[b]),
+                                                                    1e-6), 2)}
     out["ratios"] = ratios
     return out
 
