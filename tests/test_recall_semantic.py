@@ -228,3 +228,38 @@ def test_cold_commands_that_do_not_rank_by_meaning_never_load_the_model(vault_di
                           capture_output=True, text=True, timeout=120, env=dict(os.environ))
     assert out.exists(), done.stderr
     assert json.loads(out.read_text()) == []
+
+
+@needs_model
+def test_near_repeats_do_not_crowd_a_different_relevant_fact_out_of_the_block(cli, vault_dir):
+    """Forty "I went to a concert in <city> in <year>" lines all match a concert request
+    better than the one line about the user's own music; ranked by relevance alone they
+    filled a small budget. Near-repeats of a better-ranked line now lose score, so the
+    different fact is shown right after the first concert line."""
+    cities = ["Faro", "Riga", "Turin", "Hamburg", "Porto", "Lyon", "Bergen", "Ghent"]
+    repeats = [f"- I went to a concert in {city} in {2000 + year} [other] "
+               f"<!-- id:con{n:03d} updated:{T0 + 1000 + n} -->"
+               for n, (city, year) in enumerate((c, y) for c in cities for y in range(5))]
+    jazz = ("- I play bass guitar in a jazz band every weekend [other] "
+            "<!-- id:jazz01 updated:1700000000 -->")
+    write_memory(vault_dir, [*repeats, jazz])
+    block = json.loads(cli("context", "--json", "--budget", "1500", "--request",
+                           "Recommend a concert for me this month").stdout)
+    shown = [r["id"] for r in block["selected"]]
+    assert "jazz01" in shown[:3]
+    assert shown[0].startswith("con")
+
+
+def test_diversify_lowers_only_records_that_repeat_a_better_one():
+    import numpy as np
+
+    from memvault.index.recall import diversify
+    from memvault.index.vectors import Cosines
+
+    rows = np.asarray([[1.0, 0.0], [0.98, 0.2], [0.0, 1.0]], dtype=np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    cosine = Cosines(["a", "a2", "b"], np.zeros(3, dtype=np.float32), rows)
+    scores = diversify({"a": 0.9, "a2": 0.85, "b": 0.6}, cosine)
+    assert scores["a"] == pytest.approx(0.9) and scores["b"] == pytest.approx(0.6)
+    assert scores["a2"] < 0.6  # a repeat of "a" now ranks below the different "b"
+    assert diversify({"a": 0.9, "a2": 0.85}, None) == {"a": 0.9, "a2": 0.85}  # no vectors

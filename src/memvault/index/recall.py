@@ -150,6 +150,49 @@ def fuse(lexical: dict[str, float], cosine: Any, *, weight: float | None = None,
     return out
 
 
+REDUNDANCY_PENALTY = 1.0
+REDUNDANCY_OVERLAP = 0.4
+"""`diversify`: a record whose similarity to one ranked above it exceeds the overlap
+loses `REDUNDANCY_PENALTY` times the excess from its score (chosen on the tuning half
+of `tests/data/recall_eval`)."""
+
+
+def diversify(scores: dict[str, float], cosine: Any, *,
+              penalty: float = REDUNDANCY_PENALTY,
+              overlap: float = REDUNDANCY_OVERLAP) -> dict[str, float]:
+    """`scores` lowered for records that say nearly what a better-scoring one says.
+
+    A memory collects near-repeats ("Rita recommended a restaurant in Cork", "André
+    recommended a restaurant in Cork", ...); ranked by relevance alone they fill the
+    context block with one piece of information and push out the others. Records are
+    taken greedily, best adjusted score first; each one's score is cut by
+    `penalty * (similarity - overlap)` for its closest record already taken (similarity
+    of the records' own vectors in `cosine.rows`). Without vectors, `scores` is returned
+    as it is."""
+    rows = getattr(cosine, "rows", None)
+    if rows is None or not scores:
+        return dict(scores)
+    import numpy as np
+
+    position = {rid: n for n, rid in enumerate(cosine.ids)}
+    ids = [rid for rid in scores if rid in position]
+    if len(ids) < 2:
+        return dict(scores)
+    vectors = rows[[position[rid] for rid in ids]]
+    base = np.asarray([scores[rid] for rid in ids], dtype=np.float32)
+    closest = np.full(len(ids), -1.0, dtype=np.float32)
+    left = np.ones(len(ids), dtype=bool)
+    out = dict(scores)
+    for _ in range(len(ids)):
+        adjusted = base - penalty * np.maximum(0.0, closest - overlap)
+        adjusted[~left] = -np.inf
+        pick = int(np.argmax(adjusted))
+        out[ids[pick]] = max(0.0, float(adjusted[pick]))
+        left[pick] = False
+        np.maximum(closest, vectors @ vectors[pick], out=closest)
+    return out
+
+
 MEANING_MIN = 0.6
 """A record found by meaning alone is listed when its semantic score (0..1 in the pool)
 is at least this."""

@@ -118,11 +118,14 @@ def _embed_missing(store: IndexStore, embedder: Embedder, digests: list[str]) ->
 
 
 class Cosines:
-    """Cosine similarities of one request to every record: ids and a numpy array."""
+    """Cosine similarities of one request to every record: ids and a numpy array, and
+    the records' (centred) unit vectors as rows in the same order when known, so callers
+    can tell how alike two records are (`index.recall.diversify`)."""
 
-    def __init__(self, ids: list[str], sims: Any) -> None:
+    def __init__(self, ids: list[str], sims: Any, rows: Any = None) -> None:
         self.ids = ids
         self.sims = sims
+        self.rows = rows
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -146,4 +149,4 @@ def cosine_scores(store: IndexStore, embedder: Embedder, request: str, scope: st
     query = np.asarray(embedder.embed([request]), dtype=np.float32)
     if centre is not None:
         query = _unit_rows(query - centre)
-    return Cosines(ids, matrix @ query[0])
+    return Cosines(ids, matrix @ query[0], matrix)

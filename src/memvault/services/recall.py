@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from memvault.core.context import Relevance
 from memvault.errors import VaultError
-from memvault.index.recall import Scored, fuse
+from memvault.index.recall import Scored, diversify, fuse
 
 if TYPE_CHECKING:
     from memvault.services.search import SearchService
@@ -43,13 +43,16 @@ class RecallService:
             lexical, cosine = service.memory_scores(request)
         except VaultError:
             return {}  # an unusable index or endpoint never stops the context block
-        return select_relevant(fuse(lexical, cosine))
+        return select_relevant(fuse(lexical, cosine), cosine)
 
 
-def select_relevant(scores: dict[str, Scored]) -> dict[str, Relevance]:
+def select_relevant(scores: dict[str, Scored], cosine: object = None) -> dict[str, Relevance]:
+    """The `RELEVANT_MAX` best records scoring at least `RELEVANT_MIN`, their scores
+    lowered for near-repeats of a better one (`diversify`, when `cosine` has vectors)."""
     best = sorted(((s.score, rid) for rid, s in scores.items() if s.score >= RELEVANT_MIN),
                   key=lambda pair: (-pair[0], pair[1]))[:RELEVANT_MAX]
-    return {rid: Relevance(round(score, 4), _reason(scores[rid])) for score, rid in best}
+    varied = diversify({rid: score for score, rid in best}, cosine)
+    return {rid: Relevance(round(varied[rid], 4), _reason(scores[rid])) for _, rid in best}
 
 
 def _reason(scored: Scored) -> str:
