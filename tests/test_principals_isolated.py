@@ -172,3 +172,24 @@ def test_cached_fuzzy_names_are_per_principal(two_principals: Path) -> None:
     assert not [h.path for h in as_bob if "alice" in h.path.lower()]
     again = search_notes(conn, "Zebracorn Plams", visible=alice.layout.can_see)
     assert [h.path for h in again] == [h.path for h in as_alice]
+
+
+def test_a_misspelt_tag_finds_shared_notes_never_another_principals(vault_dir: Path) -> None:
+    """The fuzzy fallback offers tag names; the notes behind a matched tag are read
+    then, and only those the asking principal may see."""
+    Vault.open(vault_dir, scope="alice").memory.remember("I like rooibos", "preference")
+    home = vault_dir / "Pilot" / "scopes" / "alice"
+    (home / "Diary.md").write_text("---\ntags: [marmalade2026]\n---\n# Diary\n\nprivate\n",
+                                   encoding="utf-8")
+    (vault_dir / "Notes").mkdir()
+    (vault_dir / "Notes" / "Jam.md").write_text("---\ntags: [marmalade2026]\n---\n# Jam\n\n"
+                                                "shared\n", encoding="utf-8")
+    proc = _bob(vault_dir, "search", "marmelade2026", "--json")
+    assert proc.returncode == 0, proc.stderr
+    hits = json.loads(proc.stdout)["results"]
+    assert _paths(hits) == ["Notes/Jam.md"]
+    assert hits[0]["match"] == "fuzzy tag"
+    proc = run_memvault("--vault", str(vault_dir), "--scope", "alice", "search",
+                        "marmelade2026", "--json", timeout=120)
+    assert sorted(_paths(json.loads(proc.stdout)["results"])) == [
+        "Notes/Jam.md", "Pilot/scopes/alice/Diary.md"]

@@ -294,35 +294,58 @@ _NAMES: dict[tuple[Any, ...], Any] = {}
 
 def _name_choices(conn: sqlite3.Connection, path_glob: str | None, tag: str | None,
                   visible: Visible | None = None
-                  ) -> tuple[list[tuple[str, int, str]], list[str], dict[str, list[int]]]:
-    """Every title, alias and tag (with filters, and only of notes `visible` allows),
-    kept until the index changes (its connection's own writes or another process's
-    commits). The principal is part of the key: one never gets another's list."""
+                  ) -> tuple[list[tuple[str, int, str]], list[str], set[int]]:
+    """Every title, alias and tag name (with filters; titles and aliases only of notes
+    `visible` allows) and the ids of the files it allows, kept until the index changes
+    (its connection's own writes or another process's commits). The principal is part
+    of the key: one never gets another's list."""
     version = conn.execute("PRAGMA data_version").fetchone()[0]
     owner = getattr(visible, "__self__", visible)  # the Layout behind `can_see`
     key = (id(conn), conn.total_changes, version, path_glob, tag, owner)
     kept = _NAMES.get(key)
     if kept is not None:
         return kept  # type: ignore[no-any-return]
-    filt, fargs = _filters(path_glob, tag, conn, visible)
+    # Visibility is decided once per note in Python (not once per title, alias and tag
+    # row through an SQL function): after an edit the list is rebuilt, and 70,000
+    # callbacks were most of a search's time.
+    filt, fargs = _filters(path_glob, tag)
     choices: list[tuple[str, int, str]] = []
-    for fid, title in conn.execute(f"SELECT f.id, f.title FROM files f WHERE f.kind = 'note'"
-                                   f"{filt}", fargs):
-        choices.append((title, fid, "fuzzy title"))
+    shown: set[int] = set()
+    for fid, path, title, kind in conn.execute(f"SELECT f.id, f.path, f.title, f.kind "
+                                               f"FROM files f WHERE 1{filt}", fargs):
+        if visible is None or visible(path):
+            shown.add(fid)
+            if kind == "note":
+                choices.append((title, fid, "fuzzy title"))
     for fid, alias in conn.execute(f"SELECT f.id, a.alias FROM aliases a JOIN files f ON "
                                    f"f.id = a.file_id WHERE 1{filt}", fargs):
-        choices.append((alias, fid, "fuzzy alias"))
-    tag_files: dict[str, list[int]] = {}
-    for fid, name in conn.execute(f"SELECT f.id, t.tag FROM tags t JOIN files f ON "
-                                  f"f.id = t.file_id WHERE 1{filt}", fargs):
-        tag_files.setdefault(name, []).append(fid)
-    for name, fids in tag_files.items():
-        choices.append((name, fids[0], "fuzzy tag"))
-    kept = (choices, [c[0] for c in choices], tag_files)
+        if fid in shown:
+            choices.append((alias, fid, "fuzzy alias"))
+    # Tags are offered by name (a hundred names for 40,000 tag rows at 10,000 notes);
+    # the notes holding a matched tag are read when it matches (`_tagged`).
+    for (name,) in conn.execute(f"SELECT t.tag FROM tags t JOIN files f ON f.id = t.file_id "
+                                f"WHERE 1{filt} GROUP BY t.tag "
+                                f"ORDER BY min(f.id), min(t.rowid)", fargs):
+        choices.append((name, 0, "fuzzy tag"))  # in the order notes first carry them
+    kept = (choices, [c[0] for c in choices], shown)
     if len(_NAMES) > 8:
         _NAMES.clear()
     _NAMES[key] = kept
     return kept
+
+
+def _tagged(conn: sqlite3.Connection, name: str, shown: set[int], limit: int,
+            path_glob: str | None, tag: str | None) -> list[int]:
+    """The first `limit` files (of `shown`, within the filters) that carry tag `name`."""
+    filt, fargs = _filters(path_glob, tag)
+    out: list[int] = []
+    for (fid,) in conn.execute(f"SELECT f.id FROM tags t JOIN files f ON f.id = t.file_id "
+                               f"WHERE t.tag = ?{filt} ORDER BY f.id", (name, *fargs)):
+        if fid in shown:
+            out.append(fid)
+            if len(out) >= limit:
+                break
+    return out
 
 
 def fuzzy_notes(conn: sqlite3.Connection, query: str, *, limit: int,
@@ -334,7 +357,7 @@ def fuzzy_notes(conn: sqlite3.Connection, query: str, *, limit: int,
     q = query.strip().strip('"')
     if len(q) < 3:
         return []
-    choices, names, tag_files = _name_choices(conn, path_glob, tag, visible)
+    choices, names, shown = _name_choices(conn, path_glob, tag, visible)
     found = process.extract(q, names, scorer=fuzz.WRatio,
                             processor=utils.default_process, score_cutoff=FUZZY_CUTOFF,
                             limit=limit * 3)
@@ -346,7 +369,8 @@ def fuzzy_notes(conn: sqlite3.Connection, query: str, *, limit: int,
         if plain < PLAIN_FLOOR:
             continue  # a partial match of a few letters is noise, not a typo
         key = (plain, float(score), -preference[how], how)
-        fids = tag_files[text][:limit] if how == "fuzzy tag" else [fid]
+        fids = _tagged(conn, text, shown, limit, path_glob, tag) if how == "fuzzy tag" \
+            else [fid]
         for one in fids:
             if one not in best or best[one][:3] < key[:3]:
                 best[one] = key
