@@ -129,15 +129,15 @@ def test_load_raises_a_one_line_error_and_context_limits_say_invalid(vault, vaul
         vault.policy.load()
     assert str(err.value) == "Pilot/Policy.md: max_trade_usd must be ≥ 0, got '-5' (line 3)"
     limits = vault.policy.limits_for_context()
-    assert limits["valid"] is False and limits["limits"] == {}
-    assert "max_trade_usd must be ≥ 0" in limits["reason"]
+    assert limits.valid is False and limits.limits == {}
+    assert limits.reason is not None and "max_trade_usd must be ≥ 0" in limits.reason
 
 
 def test_limits_for_context_of_a_valid_policy(vault, vault_dir: Path) -> None:
     _write(vault_dir, HAND_POLICY)
     limits = vault.policy.limits_for_context()
-    assert limits["valid"] and limits["limits"]["max_trade_usd"] == 2500
-    assert limits["lines"]["max_trade_usd"] == 3
+    assert limits.valid and limits.limits["max_trade_usd"] == 2500
+    assert limits.lines["max_trade_usd"] == 3
 
 
 def test_a_missing_policy_sets_no_limits_and_policy_set_creates_it(cli, vault, vault_dir) -> None:

@@ -24,19 +24,15 @@ def list_facts(ctx: click.Context, all_: bool, category: str | None) -> None:
 
     Example: memvault memory list --all --json
     """
-    from memvault.services.memory import RECENT_COUNT
-
     vault = state(ctx).vault()
-    every = vault.memory.list(all=True, category=category)
-    facts = every if all_ else every[:RECENT_COUNT]
-    problem = vault.memory.file_readonly
-    if problem:
+    listing = vault.memory.listing(all=all_, category=category)
+    facts = listing.facts
+    if listing.read_only:
         from memvault.cli.state import warn
 
-        warn(f"{vault.layout.memory} is read-only for memvault: {problem}")
+        warn(f"{listing.path} is read-only for memvault: {listing.read_only}")
     if wants_json(ctx):
-        print_json({"facts": [f.to_dict() for f in facts], "total": len(every),
-                    "path": vault.layout.memory, "read_only": problem})
+        print_json(listing.to_dict())
         return
     if not facts:
         console().print("no facts yet — `memvault remember \"...\"` adds one"
@@ -45,8 +41,8 @@ def list_facts(ctx: click.Context, all_: bool, category: str | None) -> None:
     from memvault.cli.render import facts_table
 
     facts_table(facts)
-    if len(facts) < len(every):
-        console().print(f"{len(facts)} of {len(every)} — `--all` for every fact")
+    if len(facts) < listing.total:
+        console().print(f"{len(facts)} of {listing.total} — `--all` for every fact")
 
 
 @memory_group.command("show")

@@ -18,17 +18,17 @@ def show(ctx: click.Context) -> None:
 
     Example: memvault profile show --json
     """
-    info = state(ctx).vault().profile.show()
+    view = state(ctx).vault().profile.show()
     if wants_json(ctx):
-        print_json(info)
+        print_json(view.to_dict())
         return
     out = console()
-    out.print(f"[bold]{esc(info['path'])}[/bold]")
-    if info["readonly_reason"]:
-        out.print(f"[yellow]read-only: {esc(info['readonly_reason'])}[/yellow]")
-    if not info["properties"]:
+    out.print(f"[bold]{esc(view.path)}[/bold]")
+    if view.readonly_reason:
+        out.print(f"[yellow]read-only: {esc(view.readonly_reason)}[/yellow]")
+    if not view.properties:
         out.print("no properties yet — `memvault profile set timezone Europe/Lisbon` adds one")
-    for key, value in info["properties"].items():
+    for key, value in view.properties.items():
         shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
         out.print(f"{esc(key)}: {esc(shown)}")
 

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from memvault.errors import VaultError
 
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memvault.mcp")
 
-ACCESS_LEVELS = ("read", "propose", "write")
+AccessLevel = Literal["read", "propose", "write"]
+ACCESS_LEVELS: tuple[AccessLevel, ...] = get_args(AccessLevel)
 """read: only reading tools; propose (default): reading + proposals into Inbox.md;
 write: also remember / edit / forget / accept / reject / trade record."""
 
@@ -50,7 +51,7 @@ class VaultSession:
         self.root = root
         self.backend = backend
         self.scope = scope
-        self.access = access
+        self.access: AccessLevel = cast(AccessLevel, access)
         self._lock = threading.RLock()
         self._search: Any = None
         self._search_home: str | None = None

@@ -73,34 +73,16 @@ def register_read_tools(server: MCPServer, session: VaultSession) -> None:
     def memory_list(category: Category = None, limit: Limit = 20) -> dict[str, Any]:
         """Accepted facts from Memory.md, most recently updated first."""
         with session.call() as vault:
-            facts = vault.memory.list(category=category, limit=clamp(limit, 1, 1000, 20))
-            return {"facts": [_fact(f) for f in facts], "path": vault.layout.memory}
+            listing = vault.memory.listing(category=category, limit=clamp(limit, 1, 1000, 20))
+            return {"facts": [_fact(f) for f in listing.facts], "path": listing.path}
 
     @server.tool(annotations=read)
     def memory_show(id: RecordId) -> dict[str, Any]:
         """One record by id — a fact (Memory.md), a lesson (Lessons.md) or a proposal
         (Inbox.md), e.g. one listed in memory_context's manifest — with its history.
         A forgotten fact is reported as forgotten, without its text."""
-        from memvault.errors import NotFound
-
         with session.call() as vault:
-            history = vault.memory.history(id)
-            try:
-                return {"kind": "fact", "fact": _fact(vault.memory.get(id)),
-                        "state": "active", "history": history}
-            except NotFound:
-                pass
-            for kind, records in (("lesson", vault.lessons.list()),
-                                  ("proposal", vault.proposals.list())):
-                for record in records:
-                    if record.id == id:
-                        return {"kind": kind, "fact": _fact(record), "state": (
-                            "active" if kind == "lesson" else "proposed"), "history": history}
-            if not history:
-                raise NotFound(f"no fact, lesson or proposal with id {id!r}",
-                               path=vault.layout.memory)
-            return {"kind": "fact", "fact": None, "state": "forgotten",
-                    "history": [{"type": e.get("type"), "ts": e.get("ts")} for e in history]}
+            return vault.records.show(id).to_dict()
 
     @server.tool(annotations=read)
     def lesson_list() -> dict[str, Any]:
@@ -121,20 +103,18 @@ def register_read_tools(server: MCPServer, session: VaultSession) -> None:
         """The user's profile (Profile.md): properties such as name, timezone, language
         and answer style, and its prose. Read-only over MCP."""
         with session.call() as vault:
-            data = vault.profile.show()
-            return {"path": data["path"], "exists": data["exists"],
-                    "properties": data["properties"], "prose": data["prose"],
-                    "problem": data.get("readonly_reason")}
+            view = vault.profile.show()
+            return {"path": view.path, "exists": view.exists, "properties": view.properties,
+                    "prose": view.prose, "problem": view.readonly_reason}
 
     @server.tool(annotations=read)
     def policy_show() -> dict[str, Any]:
         """The user's hard limits (Policy.md). Authoritative; never writable over MCP.
         If the file is invalid, the error is reported and you must not act."""
         with session.call() as vault:
-            data = vault.policy.limits_for_context()
-            return {"path": data["path"], "exists": data["exists"],
-                    "valid": data["valid"], "limits": data["limits"],
-                    "problem": data["reason"], "authoritative": True}
+            view = vault.policy.limits_for_context()
+            return {"path": view.path, "exists": view.exists, "valid": view.valid,
+                    "limits": view.limits, "problem": view.reason, "authoritative": True}
 
 
 # -- proposing -------------------------------------------------------------------------

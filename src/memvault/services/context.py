@@ -196,12 +196,12 @@ def read_policy_limits(vault: Vault) -> PolicyLimits:
 
     path = vault.layout.policy
     try:
-        data: dict[str, Any] = vault.policy.limits_for_context()
+        view = vault.policy.limits_for_context()
     except VaultError as exc:
         return PolicyLimits(path, True, None, str(exc).removeprefix(path + ": "))
-    if not data.get("exists", True):
+    if not view.exists:
         return PolicyLimits(path, False)
-    if not data.get("valid"):
-        reason = str(data.get("reason") or "invalid").removeprefix(path + ": ")
+    if not view.valid:
+        reason = (view.reason or "invalid").removeprefix(path + ": ")
         return PolicyLimits(path, True, None, reason)
-    return PolicyLimits(path, True, dict(data.get("limits") or {}))
+    return PolicyLimits(path, True, dict(view.limits))

@@ -4,14 +4,20 @@ Reports, per file and line: unknown categories, duplicate ids, read-only items a
 files (and why), conflict copies, git conflict markers, torn journal lines and an
 invalid config. `fix()` stamps ids on hand-written bullets and gives later duplicate
 ids a fresh id, changing no other byte.
+
+Other parts of memvault add their own checks and repairs (git sync, merge leftovers,
+unreadable notes, Policy.md and Profile.md, lost records): `registered_checks()` lists
+them, in the order they run; adding one is adding a line there.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal
 
 from memvault.config import parse_config
 from memvault.core.bullets import BulletDocument, render_updated_item
@@ -30,11 +36,14 @@ if TYPE_CHECKING:
 _CONFLICT_COPY = re.compile(r"\([^)]*conflict[^)]*\)|\.sync-conflict-\d", re.I)
 
 
+Severity = Literal["error", "warning", "info"]
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One thing doctor noticed. `severity`: "error" and "warning" need attention."""
 
-    severity: str
+    severity: Severity
     path: str
     message: str
     line: int | None = None
@@ -62,14 +71,36 @@ class DoctorReport:
                 "findings": [f.to_dict() for f in self.findings], "fixed": self.fixed}
 
 
+Check = Callable[["Vault"], list[Finding]]
+"""A check another module contributes: the vault in, findings out (never writes)."""
+Repair = Callable[["Vault"], list[str]]
+"""A repair for `doctor --fix`: changes only what is safe, returns one note per change."""
+
+
+def registered_checks() -> tuple[list[Check], list[Repair]]:
+    """The checks and repairs other modules contribute, in the order they run. Imported
+    here, when doctor runs, so no other command pays for them."""
+    from memvault.services.git_doctor import fix_driver, sync_doctor_findings
+    from memvault.services.policy import notes_doctor_findings
+    from memvault.services.recovery import recovery_doctor_findings
+    from memvault.services.search import unreadable_notes_check
+    from memvault.services.tidy import tidy_findings, tidy_journal
+
+    checks: list[Check] = [sync_doctor_findings, tidy_findings, unreadable_notes_check,
+                           notes_doctor_findings, recovery_doctor_findings]
+    repairs: list[Repair] = [fix_driver, tidy_journal]
+    return checks, repairs
+
+
 class DoctorService:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
         self.backend = vault.backend
-        self.checks: list[Any] = []
-        """Extra checks other services register: callables returning Findings."""
-        self.fixers: list[Any] = []
-        """Extra repairs for `fix()` other services register: callables returning notes."""
+        checks, repairs = registered_checks()
+        self.checks: list[Callable[[], list[Finding]]] = [partial(c, vault) for c in checks]
+        """The contributed checks, bound to this vault (see `registered_checks`)."""
+        self.fixers: list[Callable[[], list[str]]] = [partial(r, vault) for r in repairs]
+        """The contributed repairs for `fix()`, bound to this vault."""
 
     def bullet_files(self) -> list[tuple[str, tuple[str, ...]]]:
         lay = self.vault.layout

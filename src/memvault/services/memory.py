@@ -72,6 +72,22 @@ class ForgetResult:
                 "permanent": self.permanent, "purged_events": self.purged_events}
 
 
+@dataclass(slots=True)
+class FactListing:
+    """Facts as `memory list` shows them: `facts` (newest first, cut to the limit asked
+    for), `total` matching facts, the file, and why the whole file is read-only for
+    memvault (NUL bytes, UTF-16, ...) or None."""
+
+    facts: list[Fact]
+    total: int
+    path: str
+    read_only: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"facts": [f.to_dict() for f in self.facts], "total": self.total,
+                "path": self.path, "read_only": self.read_only}
+
+
 def _now() -> int:
     return int(time.time())
 
@@ -83,8 +99,6 @@ class MemoryService:
         self.vault = vault
         self.backend = vault.backend
         self.path = vault.layout.memory
-        self.file_readonly: str | None = None
-        """Why the whole Memory.md is read-only (NUL bytes, UTF-16, ...), after a read."""
 
     # -- reading -----------------------------------------------------------------------
 
@@ -93,22 +107,30 @@ class MemoryService:
 
     def all(self) -> list[Fact]:
         """Every fact, in file order."""
-        doc = self.document()
-        self.file_readonly = doc.readonly_reason
-        return [fact_from_item(it, FACT_CATEGORIES) for it in doc.items]
+        return [fact_from_item(it, FACT_CATEGORIES) for it in self.document().items]
 
     def list(self, *, all: bool = False, category: str | None = None,
              limit: int | None = None) -> list[Fact]:
         """Facts, most recently updated first (the 8 most recent unless `all`); facts
         updated in the same second: the one further down the file first."""
-        facts = self.all()
+        return self.listing(all=all, category=category, limit=limit).facts
+
+    def listing(self, *, all: bool = False, category: str | None = None,
+                limit: int | None = None) -> FactListing:
+        """`list` with the count of every matching fact and the file's read-only reason
+        (one read of Memory.md)."""
+        doc = self.document()
+        facts = [fact_from_item(it, FACT_CATEGORIES) for it in doc.items]
         if category:
             wanted = category.strip().lower()
             facts = [f for f in facts if (f.category_raw or "other").lower() == wanted]
         facts.sort(key=lambda f: (f.updated or 0, f.line), reverse=True)  # ties: later line first
+        total = len(facts)
         if limit is not None:
-            return facts[:limit]
-        return facts if all else facts[:RECENT_COUNT]
+            facts = facts[:limit]
+        elif not all:
+            facts = facts[:RECENT_COUNT]
+        return FactListing(facts, total, self.path, doc.readonly_reason)
 
     def get(self, fact_id: str) -> Fact:
         doc = self.document()
@@ -231,7 +253,8 @@ class MemoryService:
         q = query.strip()
         if not q:
             raise InvalidInput("give a text or an id to forget")
-        facts = self.all()
+        doc = self.document()
+        facts = [fact_from_item(it, FACT_CATEGORIES) for it in doc.items]
         by_id = [f for f in facts if f.id == q]
         if by_id:
             return by_id
@@ -243,10 +266,10 @@ class MemoryService:
                 return [past]
         needle = q.casefold()
         found = [f for f in facts if needle in f.text.casefold()]
-        if not found and self.file_readonly:
+        if not found and doc.readonly_reason:
             from memvault.errors import ReadOnly
 
-            raise ReadOnly(self.file_readonly, path=self.path)  # not "no match": unreadable
+            raise ReadOnly(doc.readonly_reason, path=self.path)  # not "no match": unreadable
         return found
 
     @one_commit("memvault: forget facts")
@@ -281,12 +304,13 @@ class MemoryService:
                             purged_events=purged)
 
     def clear(self, *, permanent: bool = False) -> ForgetResult:
-        ids = [f.id for f in self.all() if f.editable]
+        doc = self.document()
+        ids = [it.id for it in doc.items if it.editable]
         if not ids:
-            if self.file_readonly:
+            if doc.readonly_reason:
                 from memvault.errors import ReadOnly
 
-                raise ReadOnly(self.file_readonly, path=self.path)
+                raise ReadOnly(doc.readonly_reason, path=self.path)
             return ForgetResult([], permanent)
         return self.forget(ids, permanent=permanent)
 

@@ -51,6 +51,24 @@ class PolicyState:
         return {k: _jsonable(v) for k, v in self.policy.model_dump().items() if v is not None}
 
 
+@dataclass(slots=True)
+class PolicyView:
+    """Policy.md as callers see it: `valid`, `exists`, the vault-relative `path`, the
+    `limits` in effect (empty unless valid), the line of each, and the `reason` it is
+    invalid (None when valid)."""
+
+    valid: bool
+    exists: bool
+    path: str
+    limits: dict[str, Any]
+    lines: dict[str, int | None]
+    reason: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"valid": self.valid, "exists": self.exists, "path": self.path,
+                "limits": self.limits, "lines": self.lines, "reason": self.reason}
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
@@ -101,21 +119,20 @@ class PolicyService:
     def check(self) -> PolicyState:
         return self.state()
 
-    def limits_for_context(self) -> dict[str, Any]:
-        """{"valid": bool, "limits": {...}, "reason": str|None, "path": str, "lines": {}}.
+    def limits_for_context(self) -> PolicyView:
+        """The limits in effect, for the context block, MCP and Python callers.
 
         When invalid, `limits` is empty and `reason` says why: the caller must show the
         policy as unavailable (fail closed), never guess limits.
         """
         loaded = load_properties(self.backend, self.path)
         if not loaded.exists:  # no limits recorded: nothing to validate (no pydantic import)
-            return {"valid": True, "exists": False, "path": self.path, "limits": {},
-                    "lines": {}, "reason": None}
+            return PolicyView(True, False, self.path, {}, {}, None)
         st = self._validated(loaded)
-        return {"valid": st.valid, "exists": st.exists, "path": self.path,
-                "limits": st.limits() if st.valid else {},
-                "lines": {k: v for k, v in st.lines.items()} if st.valid else {},
-                "reason": None if st.valid else str(st.error())}
+        return PolicyView(st.valid, st.exists, self.path,
+                          st.limits() if st.valid else {},
+                          dict(st.lines) if st.valid else {},
+                          None if st.valid else str(st.error()))
 
     # -- the one writer ----------------------------------------------------------------
 

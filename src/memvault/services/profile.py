@@ -9,6 +9,7 @@ or other keys). This service never touches Policy.md.
 from __future__ import annotations
 
 import datetime as _dt
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memvault.errors import InvalidInput
@@ -53,6 +54,24 @@ def check_timezone(name: str) -> _dt.tzinfo:
                            "(use an IANA name such as Europe/Lisbon)") from None
 
 
+@dataclass(slots=True)
+class ProfileView:
+    """Profile.md as callers see it: its properties with their lines, the prose, and why
+    memvault may not edit it (None when it may)."""
+
+    path: str
+    exists: bool
+    properties: dict[str, Any]
+    lines: dict[str, int | None]
+    readonly_reason: str | None
+    prose: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "exists": self.exists, "properties": self.properties,
+                "lines": self.lines, "readonly_reason": self.readonly_reason,
+                "prose": self.prose}
+
+
 class ProfileService:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
@@ -64,14 +83,12 @@ class ProfileService:
 
         return template_text("Profile.md")
 
-    def show(self) -> dict[str, Any]:
+    def show(self) -> ProfileView:
         loaded = load_properties(self.backend, self.path)
         fm = loaded.fm
         props = {str(k): v for k, v in fm.values.items()}
-        return {"path": self.path, "exists": loaded.exists, "properties": props,
-                "lines": {k: fm.line_of(k) for k in props},
-                "readonly_reason": fm.readonly_reason,
-                "prose": fm.body_text() if loaded.exists else ""}
+        return ProfileView(self.path, loaded.exists, props, {k: fm.line_of(k) for k in props},
+                           fm.readonly_reason, fm.body_text() if loaded.exists else "")
 
     def get(self, key: str) -> Any:
         return load_properties(self.backend, self.path).fm.get(key)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from memvault.backends.base import Blob
 from memvault.core.bullets import BulletDocument, parse_bullets, render_new_item
@@ -40,10 +40,13 @@ from memvault.services.safety_net import SafetyNet, Seen
 from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
-    from memvault.services.vault import Vault
+    from memvault.services.vault import InboxDecision, Vault
 
 MAX_PER_TURN = 3
 __all__ = ["INBOX_CATEGORIES", "ProposalService", "ProposeResult", "why_not_intact"]
+
+
+ProposeStatus = Literal["proposed", "duplicate", "tombstoned", "learning-off", "over-limit"]
 
 
 @dataclass(slots=True)
@@ -51,7 +54,7 @@ class ProposeResult:
     """What happened to one candidate: `status` is proposed, duplicate, tombstoned,
     learning-off or over-limit; `proposal` is set when it is in the inbox."""
 
-    status: str
+    status: ProposeStatus
     text: str
     proposal: Proposal | None = None
     existing_id: str | None = None
@@ -150,8 +153,8 @@ class ProposalService:
             results.append(res)
         return results
 
-    def _accepted_files(self) -> list[str]:
-        return [self.vault.layout.path(k) for k in proposable_kinds()]
+    def _accepted_files(self) -> tuple[str, ...]:
+        return tuple(self.vault.layout.path(k) for k in proposable_kinds())
 
     def _ids_elsewhere(self) -> set[str]:
         """The ids of the other kinds' records: a new proposal's id is none of them."""
@@ -294,7 +297,7 @@ class ProposalService:
         return pending
 
     @one_commit("memvault: apply inbox edits")
-    def apply_inbox_edits(self) -> list[tuple[str, Record]]:
+    def apply_inbox_edits(self) -> list[tuple[InboxDecision, Record]]:
         """Accept ticked proposals and reject deleted ones. Returns (action, record).
 
         The inbox is read settled (a save in progress is waited for). A ticked box is the
@@ -311,7 +314,7 @@ class ProposalService:
         doc = parse_bullets(blob.data) if blob is not None else parse_bullets(b"")
         ticked = [record_from_item(it, Proposal, INBOX_CATEGORIES) for it in doc.items
                   if it.task in ("x", "X") and it.editable and not it.provisional]
-        done: list[tuple[str, Record]] = []
+        done: list[tuple[InboxDecision, Record]] = []
         for p in ticked:
             done.append(("accepted", self.accept(p.id)))
         if why_not_intact(blob, seen) is not None:

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from memvault.backends.base import Backend
 from memvault.config import Config, locate_vault, parse_config
@@ -21,7 +21,7 @@ from memvault.services.migrations import CURRENT_FORMAT, upgrade
 from memvault.state_paths import CONFIG, PENDING_FORGETS
 
 if TYPE_CHECKING:
-    from memvault.core.records import Fact
+    from memvault.core.records import Record
     from memvault.services.journal import EventLog, Tombstones
     from memvault.services.context import ContextService
     from memvault.services.controls import ControlService
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from memvault.services.profile import ProfileService
     from memvault.services.proposals import ProposalService
     from memvault.services.recall import RecallService
+    from memvault.services.records import RecordService
     from memvault.services.recovery import RecoveryService
     from memvault.services.resolve import ResolveService
     from memvault.services.search import SearchService
@@ -42,12 +43,15 @@ if TYPE_CHECKING:
     from memvault.services.transfer import TransferService
 
 
+InboxDecision = Literal["accepted", "rejected"]
+
+
 @dataclass(slots=True)
 class InboxEdits:
     """What `Vault.apply_inbox_edits` did: (action, record) pairs, action being
     "accepted" or "rejected"; `problem` when the inbox could not be read."""
 
-    applied: list[tuple[str, Fact]] = field(default_factory=list)
+    applied: list[tuple[InboxDecision, Record]] = field(default_factory=list)
     problem: str | None = None
 
 
@@ -268,23 +272,17 @@ class Vault:
         return ResolveService(self)
 
     @cached_property
+    def records(self) -> RecordService:
+        """Records of every kind by id (`memory_show`)."""
+        from memvault.services.records import RecordService
+
+        return RecordService(self)
+
+    @cached_property
     def doctor(self) -> DoctorService:
         from memvault.services.doctor import DoctorService
-        from memvault.services.git_doctor import fix_driver, sync_doctor_findings
-        from memvault.services.policy import notes_doctor_findings
-        from memvault.services.recovery import recovery_doctor_findings
-        from memvault.services.search import unreadable_notes_check
-        from memvault.services.tidy import tidy_findings, tidy_journal
 
-        service = DoctorService(self)
-        service.checks.append(lambda: sync_doctor_findings(self))
-        service.checks.append(lambda: tidy_findings(self))
-        service.fixers.append(lambda: fix_driver(self))
-        service.fixers.append(lambda: tidy_journal(self))
-        service.checks.append(lambda: unreadable_notes_check(self))
-        service.checks.append(lambda: notes_doctor_findings(self))
-        service.checks.append(lambda: recovery_doctor_findings(self))
-        return service
+        return DoctorService(self)
 
     # -- the user's decisions in Inbox.md ----------------------------------------------
 
@@ -360,13 +358,15 @@ class Vault:
         return current.tombstone_salt
 
     def scrub_text_elsewhere(self, text: str) -> int:
-        """Remove items with this exact (normalised) text from Lessons.md and Inbox.md."""
+        """Remove items with this exact (normalised) text from the bullet files of every
+        kind but facts (Lessons.md and Inbox.md)."""
+        from memvault.core.kinds import FACT, all_kinds
         from memvault.core.records import match_key
         from memvault.services.bullet_files import NoChange, edit_bullet_file, load_bullet_file
 
         key = match_key(text)
         removed = 0
-        for path in (self.layout.lessons, self.layout.inbox):
+        for path in [self.layout.path(k) for k in all_kinds() if k is not FACT]:
             loaded = load_bullet_file(self.backend, path)
             if not loaded.exists or not any(match_key(i.text) == key and i.editable
                                             for i in loaded.doc.items):
