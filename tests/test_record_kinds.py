@@ -119,7 +119,7 @@ class Habit(Record):
 
 HABIT = RecordKind("habit", "Habits.md", Habit, ("daily", "weekly"), "daily",
                    "# Habits\n\nThings the user does regularly.\n\n", index_kind="habit",
-                   transfer_target="habits")
+                   collection="habits", description="Things the user does regularly.")
 
 
 def test_a_kind_registered_in_the_table_is_handled_everywhere(tmp_path: Path) -> None:
@@ -151,6 +151,9 @@ def test_a_kind_registered_in_the_table_is_handled_everywhere(tmp_path: Path) ->
         assert merged.clean
         assert b"I run before work" in merged.data and b"I call my sister" in merged.data
         assert "Pilot/**/Habits.md merge=union" in attribute_lines("Pilot")
+        from memvault.mcp.server import resources
+
+        assert ("memvault://habits", "Habits.md", HABIT.description) in resources()
 
         hits = vault.search.search_memory("run before work", limit=5)  # indexing
         assert [(h.id, h.kind) for h in hits] == [("h1run", "habit")]

@@ -93,10 +93,12 @@ def import_(ctx: click.Context, source: str, dry_run: bool, with_controls: bool)
     if not plan.changes:
         console().print(f"nothing to import ({len(plan.skipped)} already present or skipped)")
     else:
+        from memvault.core.kinds import all_kinds
+
+        files = {k.collection: k.file_name + (" (as proposals)" if k.inbox else "")
+                 for k in all_kinds()}
         for target, count in report["added"].items():
-            where_to = {"memory": "Memory.md", "lessons": "Lessons.md",
-                        "inbox": "Inbox.md (as proposals)"}[target]
-            console().print(f"{verb} {count} to {where_to}")
+            console().print(f"{verb} {count} to {files[target]}")
         for key, value in plan.controls.items():
             console().print(f"{'would set' if dry_run else 'set'} {key} = {value}")
         if plan.tombstone_keys:

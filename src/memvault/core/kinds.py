@@ -57,7 +57,9 @@ class RecordKind:
     - `merge`: how git merges it (see `MergeRule`);
     - `index_kind`: the kind column of its records in the search index;
     - `context_section`: which part of the context block it feeds, or None;
-    - `transfer_target`: its name in an import plan (`memory`, `lessons`, `inbox`);
+    - `collection`: the name of the file's records as a whole (`memory`, `lessons`,
+      `inbox`): an import plan's target and the MCP resource `memvault://<collection>`;
+    - `description`: one line saying what the file holds (the MCP resource's);
     - `keeps_lost`: records that vanish without memvault removing them are kept by the
       safety net (not for the inbox, where deleting a line rejects the proposal);
     - `proposable`: a proposal may be accepted into it (`kind:<name>` in the inbox);
@@ -73,7 +75,8 @@ class RecordKind:
     merge: MergeRule = "record-by-record"
     index_kind: str = ""
     context_section: str | None = None
-    transfer_target: str = ""
+    collection: str = ""
+    description: str = ""
     keeps_lost: bool = True
     proposable: bool = False
     inbox: bool = False
@@ -84,13 +87,15 @@ class RecordKind:
 
 
 FACT = RecordKind("fact", "Memory.md", Fact, FACT_CATEGORIES, "other", MEMORY_HEADER,
-                  index_kind="fact", context_section="facts", transfer_target="memory",
-                  proposable=True)
+                  index_kind="fact", context_section="facts", collection="memory",
+                  description="Accepted facts and preferences.", proposable=True)
 LESSON = RecordKind("lesson", "Lessons.md", Lesson, LESSON_CATEGORIES, None, LESSONS_HEADER,
                     index_kind="lesson", context_section="lessons",
-                    transfer_target="lessons", proposable=True)
+                    collection="lessons", description="Accepted workflow lessons.",
+                    proposable=True)
 PROPOSAL = RecordKind("proposal", "Inbox.md", Proposal, INBOX_CATEGORIES, "other",
-                      INBOX_HEADER, index_kind="proposal", transfer_target="inbox",
+                      INBOX_HEADER, index_kind="proposal", collection="inbox",
+                      description="Proposals waiting for the user's review.",
                       keeps_lost=False, inbox=True)
 
 KINDS: dict[str, RecordKind] = {k.name: k for k in (FACT, LESSON, PROPOSAL)}

@@ -34,14 +34,20 @@ INSTRUCTIONS = (
     "propose it (memory_propose): the user decides in Inbox.md. Never try to change limits."
 )
 
-RESOURCES = (
-    ("memvault://memory", "Memory.md", "memory", "Accepted facts and preferences."),
-    ("memvault://lessons", "Lessons.md", "lessons", "Accepted workflow lessons."),
-    ("memvault://inbox", "Inbox.md", "inbox", "Proposals waiting for the user's review."),
-    ("memvault://profile", "Profile.md", "profile", "Who the user is (read-only over MCP)."),
-    ("memvault://policy", "Policy.md", "policy",
+NOTE_RESOURCES = (
+    ("memvault://profile", "Profile.md", "Who the user is (read-only over MCP)."),
+    ("memvault://policy", "Policy.md",
      "The user's hard limits (authoritative; never writable over MCP)."),
 )
+
+
+def resources() -> list[tuple[str, str, str]]:
+    """(uri, file name, description) of every file offered as a resource: the bullet
+    file of each record kind (`memvault.core.kinds`), then Profile.md and Policy.md."""
+    from memvault.core.kinds import all_kinds
+
+    return [(f"memvault://{k.collection}", k.file_name, k.description)
+            for k in all_kinds()] + list(NOTE_RESOURCES)
 
 
 def build_server(session: VaultSession) -> MCPServer:
@@ -62,17 +68,17 @@ def build_server(session: VaultSession) -> MCPServer:
 
 
 def _register_resources(server: MCPServer, session: VaultSession) -> None:
-    for uri, name, attr, description in RESOURCES:
+    for uri, name, description in resources():
         server.resource(uri, name=name, mime_type="text/markdown",
-                        description=description)(_file_reader(session, attr))
+                        description=description)(_file_reader(session, name))
 
 
-def _file_reader(session: VaultSession, attr: str):  # type: ignore[no-untyped-def]
+def _file_reader(session: VaultSession, file_name: str):  # type: ignore[no-untyped-def]
     def read() -> str:
         with session.call(apply_inbox=False) as vault:
-            return session.read_file(getattr(vault.layout, attr))
+            return session.read_file(vault.layout.file(file_name))
 
-    read.__name__ = f"read_{attr}"
+    read.__name__ = f"read_{file_name.removesuffix('.md').lower()}"
     return read
 
 

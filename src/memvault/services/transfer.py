@@ -310,7 +310,7 @@ class TransferService:
         done = 0
         events: list[dict[str, Any]] = []
         for kind in all_kinds():
-            target, path = kind.transfer_target, lay.path(kind)
+            target, path = kind.collection, lay.path(kind)
             todo = [a for a in plan.actions if a.target == target]
             others = [p for p in lay.memory_files if p != path]
             for start in range(0, len(todo), BATCH):
