@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
-from memvault.core.kinds import kind_named, kind_of_file
+from memvault.core.kinds import file_names, kind_named, kind_of_file
 
 if TYPE_CHECKING:
     from memvault.core.notes import Note
@@ -73,6 +73,8 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
     """Every indexable file under `root`, by vault-relative path."""
     out: dict[str, ScannedFile] = {}
     real_root = os.path.realpath(root)
+    bullet_files = frozenset(file_names())
+    scanned = ScannedFile  # names looked up once: this loop runs once per file
     stack = [(str(root), "")]
     while stack:
         folder, rel_folder = stack.pop()
@@ -89,7 +91,7 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((entry.path, f"{rel_folder}{name}/"))
                     continue
-                if not name.lower().endswith(".md"):
+                if name[-3:].lower() != ".md":
                     continue
                 if entry.is_symlink():
                     target = os.path.realpath(entry.path)
@@ -99,11 +101,11 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
             except OSError:
                 continue
             rel = f"{rel_folder}{name}"
-            if kind_of_file(name) is not None:
+            if name in bullet_files:
                 scope, kind = memory_role(rel, home_root)
-                out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
+                out[rel] = scanned(rel, st.st_size, st.st_mtime_ns, scope, kind)
             else:
-                out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns)
+                out[rel] = scanned(rel, st.st_size, st.st_mtime_ns)
     return out
 
 

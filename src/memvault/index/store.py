@@ -418,10 +418,10 @@ def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
 def files_signature(scanned: dict[str, ScannedFile]) -> str:
     """One value that changes whenever a file is added, removed, renamed, resized or
     touched: the count, the sums of sizes and modification times, and the sum of a
-    checksum of each file's (path, size, time), so two files trading contents (by
-    renames, each keeping its size and time) change it too. A refresh whose scan has the
-    signature stored with the files table compares that one value instead of 10,000
-    rows; any change to the table deletes it first."""
+    checksum of each file's path seeded with its size and time, so two files trading
+    contents (by renames, each keeping its size and time) change it too. A refresh whose
+    scan has the signature stored with the files table compares that one value instead
+    of 10,000 rows; any change to the table deletes it first."""
     import zlib
 
     crc = zlib.crc32
@@ -429,8 +429,8 @@ def files_signature(scanned: dict[str, ScannedFile]) -> str:
     for path, entry in scanned.items():
         size += entry.size
         mtime += entry.mtime_ns
-        entries += crc(f"{entry.size}:{entry.mtime_ns}:{path}".encode("utf-8",
-                                                                      "surrogateescape"))
+        seed = (entry.size * 0x9E3779B1 + entry.mtime_ns) & 0xFFFFFFFF
+        entries += crc(path.encode("utf-8", "surrogateescape"), seed)
     return f"{len(scanned)}:{size}:{mtime}:{entries}"
 
 
