@@ -38,6 +38,8 @@ _PREPARED: OrderedDict[tuple[str, str, str, frozenset[str]], PreparedRecords] = 
 _CACHE_MAX = 8
 _TOMBSTONE_KEYS: dict[tuple[str, str], tuple[str, ...]] = {}
 _TOMBSTONE_KEYS_MAX = 100_000
+CONFLICT_MARK = b"<<<<<<<"
+"""Every open conflict block starts with a line holding this."""
 LINE_OVERHEAD = 16
 """Characters a memory line adds to its text (`> - (id, category) `), at the least."""
 
@@ -45,6 +47,8 @@ LINE_OVERHEAD = 16
 class ContextService:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
+        self._marked: dict[str, bool] = {}
+        """Per bullet file: whether the bytes last read held a conflict marker."""
 
     def settings(self, budget: int | None = None) -> ContextSettings:
         settings = ContextSettings.from_section(self.vault.config.section("context"))
@@ -62,7 +66,9 @@ class ContextService:
         """(content version, records) of one bullet file, parsed once per content."""
         blob = self.vault.backend.read(path)
         if blob is None:
+            self._marked[path] = False
             return "", []
+        self._marked[path] = CONFLICT_MARK in blob.data
         from memvault.services.tidy import read_view
 
         # As a merge should have left it: a forgotten record never served, an open
@@ -142,15 +148,19 @@ class ContextService:
                                manifest_offset=manifest_offset, prepared=prepared,
                                trading=policy.exists or self.has_trades())
         if personal:
-            block.warnings = self.conflict_warnings()
+            block.warnings = self.conflict_warnings(just_read=True)
         return block
 
-    def conflict_warnings(self) -> list[str]:
-        """One line per memory file with a merge conflict still open."""
+    def conflict_warnings(self, *, just_read: bool = False) -> list[str]:
+        """One line per memory file with a merge conflict still open. `just_read`: the
+        files were read a moment ago (`prepared`), so one whose bytes held no conflict
+        marker is not read again."""
         from memvault.services.tidy import open_blocks
 
         out = []
         for path in (self.vault.layout.memory, self.vault.layout.lessons):
+            if just_read and not self._marked.get(path, True):
+                continue  # just read without a conflict marker: no block to report
             blocks = open_blocks(self.vault.backend, path)
             if blocks:
                 facts = ", ".join(i for b in blocks for i in b.fact_ids()) or "notes"
