@@ -19,8 +19,9 @@ The watcher's figure includes its 150 ms debounce by design.
 
 GitHub backend (`--github`, or alone with `--only-github`): the real PyGithub client over
 HTTP against the loopback stand-in (tests/github_standin.py), real `memvault` processes on
-a vault whose journal is over 1 MB. Per command: the requests made (reads, writes), blob
-downloads and commits, once with this machine's blob cache warm and once cold (first use
+a vault whose journal is over 1 MB and that holds 200 notes. Per command: the requests
+made (reads, writes), blob downloads and commits (`search` reads the notes through its
+local copy, copied again only when a note's blob id changed), once with this machine's blob cache warm and once cold (first use
 on a machine); and the time of a `remember` with PyGithub's default spacing of requests
 (0.25 s apart, writes 1 s apart: MEMVAULT_GITHUB_THROTTLE=1, the default) next to the
 same with MEMVAULT_GITHUB_THROTTLE=0 (the stand-in answers in about a millisecond, so
@@ -197,6 +198,9 @@ def bench_watch(n: int, samples: int) -> list[tuple[str, float]]:
             ("baseline: write -> first raw watchdog event", statistics.median(raw_lat))]
 
 
+NOTES = 200
+
+
 def bench_github(journal_bytes: int = 1_100_000) -> None:
     """Requests per command against the stand-in (see the module doc)."""
     import json
@@ -229,6 +233,9 @@ def bench_github(journal_bytes: int = 1_100_000) -> None:
         journal = server.files()[".memvault/events.jsonl"]
         journal += "".join(line % (i, "x" * 60) for i in range(journal_bytes // 110)).encode()
         server.commit_files({".memvault/events.jsonl": journal}, "a long history")
+        server.commit_files({f"Notes/note-{i:03d}.md": (
+            f"# Note {i}\n\nAbout topic {i % 17} and the harbour.\n" * 20).encode()
+            for i in range(NOTES)}, "notes")
         fid = json.loads(cli("remember", "I live in Oslo", "--json").stdout)["fact"]["id"]
         trade = home / "trade.json"
         trade.write_text(json.dumps({
@@ -240,6 +247,8 @@ def bench_github(journal_bytes: int = 1_100_000) -> None:
                     ("memory edit", ("memory", "edit", fid, "I live in Bergen")),
                     ("memory list", ("memory", "list")),
                     ("context", ("context",)),
+                    (f"search ({NOTES} notes), first", ("search", "harbour")),
+                    ("search again", ("search", "topic")),
                     ("trade record", ("trade", "record", str(trade))),
                     ("forget --permanent", ("forget", fid, "--permanent", "--yes"))]
         kb = len(server.files()[".memvault/events.jsonl"]) / 1024

@@ -66,7 +66,8 @@ def test_a_permanent_forget_is_one_commit_and_warns_about_earlier_commits(github
     before = commits(github)
     out = cli("forget", fid, "--permanent", "--yes")
     assert out.returncode == 0, out.stderr
-    assert "earlier commits of the GitHub repository still hold these words" in out.stderr
+    assert f"earlier commits of github:{github.repo}@main via {github.base_url} still hold " \
+        "these words" in out.stderr
     assert commits(github) == before + 1
     files = github.files()
     for path in (MEMORY, EVENTS):
@@ -214,3 +215,27 @@ def test_trade_record_cut_at_any_request_leaves_all_or_nothing(github, tmp_path:
 
     assert _cut_everywhere(github, run, lambda f: all(parts(f)),
                            lambda f: not any(parts(f))) >= 3
+
+
+# -- search through a local copy of the notes ---------------------------------------------------
+
+
+def test_search_on_github_downloads_a_note_once_and_again_only_when_it_changed(github) -> None:
+    github.commit_files({"Notes/tea.md": b"# Tea\n\nOolong is my favourite tea.\n",
+                         "Notes/rust.md": b"# Rust\n\nBorrow checker notes.\n"}, "laptop")
+
+    def found(query: str) -> list[str]:
+        out = cli("search", query, "--json")
+        assert out.returncode == 0, out.stderr
+        return [r["path"] for r in json.loads(out.stdout)["results"]]
+
+    assert found("oolong") == ["Notes/tea.md"]
+    github.mark()
+    assert found("borrow") == ["Notes/rust.md"]
+    assert not any("/git/blobs/" in path for _, path in github.since_mark())  # no download
+    github.commit_files({"Notes/tea.md": b"# Tea\n\nSencha every morning.\n",
+                         "Notes/rust.md": None}, "another machine")
+    github.mark()
+    assert found("sencha") == ["Notes/tea.md"] and found("oolong") == [] == found("borrow")
+    downloads = [path for _, path in github.since_mark() if "/git/blobs/" in path]
+    assert len(downloads) == 1  # the changed note, once; the deleted one just goes

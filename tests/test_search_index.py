@@ -194,17 +194,19 @@ def test_deleting_the_index_loses_nothing(cli, notes_vault):
     assert paths(again) == paths(first)
 
 
-def test_search_on_a_non_fs_backend_says_it_is_local_only(vault_dir):
+def test_search_on_a_store_with_no_copy_on_this_machine_says_so(vault_dir):
+    from memvault.backends.base import Capabilities
     from memvault.backends.fs import FsBackend
 
-    class RemoteLike(FsBackend):
-        name = "github"
+    class RemoteLike(FsBackend):  # no folder here, and no cache folder either
+        capabilities = Capabilities(remote_history=True)
 
     vault = Vault.open(vault_dir, backend=RemoteLike(vault_dir))
     from memvault.errors import InvalidInput
 
-    with pytest.raises(InvalidInput, match="local-only"):
+    with pytest.raises(InvalidInput, match="keeps no copy of them here"):
         vault.search.search("anything")
+    assert not (vault_dir / ".memvault/index.sqlite").exists()
 
 
 def test_schema_migrations_are_ordered_named_functions(tmp_path):

@@ -23,7 +23,6 @@ from memvault.errors import InvalidInput
 from memvault.state_paths import CONFIG, STATE_DIR
 
 CAPTURE_MODES = ("ask", "silent", "manual")
-BACKENDS = ("fs", "github")
 
 
 @dataclass(slots=True)
@@ -76,8 +75,11 @@ def parse_config(data: bytes | None) -> Config:
     if cfg.vault_format < 1:
         raise InvalidInput(f"vault_format must be 1 or more, not {cfg.vault_format}"
                            f"{_at(text, 'vault_format')}", path=CONFIG)
-    if cfg.backend not in BACKENDS:
-        raise InvalidInput(f"backend must be one of {', '.join(BACKENDS)}, not {cfg.backend!r}"
+    from memvault.backends.registry import names as backend_names
+
+    if cfg.backend not in backend_names():
+        raise InvalidInput(f"backend must be one of {', '.join(backend_names())}, not "
+                           f"{cfg.backend!r}"
                            f"{_at(text, 'backend')}", path=CONFIG)
     if cfg.capture not in CAPTURE_MODES:
         raise InvalidInput(f"capture must be one of {', '.join(CAPTURE_MODES)}, not "

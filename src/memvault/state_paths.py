@@ -35,6 +35,9 @@ INDEX = state_path("index.sqlite")
 LOCK = state_path("lock")
 SAFETY = state_path("safety")  # the safety net: last-known copies of memory files
 PENDING_FORGETS = state_path("pending-forgets.jsonl")  # forgets a crash left unfinished
+# In the copy of a remote store's notes that search indexes (a cache folder, never a vault):
+MIRROR_MANIFEST = state_path("mirror.json")  # path -> the version each copy was made at
+MIRROR_LOCK = state_path("mirror.lock")
 
 # Append-only JSON-lines files that git merges as a union of lines (the merge driver).
 JOURNALS = (EVENTS, TOMBSTONES)

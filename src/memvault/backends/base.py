@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from memvault.errors import Conflict, InvalidInput
@@ -65,14 +66,52 @@ class Change:
     expected: Expected = ANY
 
 
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a backend offers beyond reading and writing files. Services decide by these,
+    never by a backend's name, so a new backend gets every feature its capabilities allow.
+
+    A backend that declares a capability also offers the methods named with it."""
+
+    local_root: Path | None = None
+    """The folder on this machine that *is* the vault: editors save there, so the watcher,
+    the safety net, `memory open` and the on-disk search index work on it. Methods:
+    `remove_stale_temps(paths)` (temp files a killed write left) and `link_target(path)`
+    (where a symlinked path leads)."""
+    git_dir: Path | None = None
+    """The git folder, when `local_root` lies in a git work tree: `memvault sync`, counting
+    and rewriting history after a permanent forget, doctor's merge checks; writes are
+    refused while git is mid-rebase or mid-merge."""
+    remote_history: bool = False
+    """Every change lands as a commit in a history memvault cannot rewrite (a permanent
+    forget says that earlier commits still hold the words)."""
+    one_commit: bool = False
+    """Writes inside `batch(message)` land as one unit, all of them or none (`in_batch()`
+    says whether one is open); without it each write is atomic on its own and `commit`
+    is the only multi-file unit."""
+    cache_dir: Path | None = None
+    """A private folder on this machine where memvault may keep copies of the store's
+    files (the search index's copy of the notes, `services/search_mirror.py`). Method:
+    `drop_caches()`, which empties it (a permanent forget: the copies hold the words)."""
+
+
 @runtime_checkable
 class Backend(Protocol):
-    """Storage for one vault."""
+    """Storage for one vault (see `backends/registry.py` for how one is chosen)."""
 
     name: str
 
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this backend offers beyond files (see `Capabilities`)."""
+
     def read(self, path: str) -> Blob | None:
         """The file's bytes and version, or None when it does not exist."""
+
+    def versions(self, prefix: str = "") -> dict[str, str]:
+        """Every file under `prefix` (a folder) with its current version, the versions
+        `read` would return; without downloading bytes where the store knows them (the
+        GitHub tree listing)."""
 
     def write(self, path: str, data: bytes, *, expected: Expected = ANY,
               message: str = "") -> str:

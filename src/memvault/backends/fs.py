@@ -26,11 +26,29 @@ import time
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from memvault.backends.base import ANY, MISSING, Blob, Change, Expected, check_not_policy
-from memvault.backends.fs_io import (changed_ns, check_not_readonly, fsync_dir, open_for_append,
-                                     read_regular, remove_stale_temps, remove_stale_temps_once,
-                                     rename_no_replace, same_version, stable_read, swap,
-                                     version_of)
+from memvault.backends.base import (
+    ANY,
+    MISSING,
+    Blob,
+    Capabilities,
+    Change,
+    Expected,
+    check_not_policy,
+)
+from memvault.backends.fs_io import (
+    changed_ns,
+    check_not_readonly,
+    fsync_dir,
+    open_for_append,
+    read_regular,
+    remove_stale_temps,
+    remove_stale_temps_once,
+    rename_no_replace,
+    same_version,
+    stable_read,
+    swap,
+    version_of,
+)
 from memvault.backends.fs_lock import FileLock
 from memvault.core.paths import clean_vault_path, is_obsidian_internal
 from memvault.errors import Conflict, InvalidInput, VaultError
@@ -56,6 +74,10 @@ class FsBackend:
 
     def describe(self) -> str:
         return str(self.root)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(local_root=self.root)
 
     # -- paths -------------------------------------------------------------------------
 
@@ -124,6 +146,18 @@ class FsBackend:
         if not os.path.lexists(full):
             return None
         return self._linked_to(rel, Path(os.path.realpath(full)))
+
+    def versions(self, prefix: str = "") -> dict[str, str]:
+        """Versions here name bytes, so each file is read (a local read is cheap)."""
+        out = {}
+        for path in self.list(prefix):
+            try:
+                blob = self.read(path)
+            except InvalidInput:
+                continue  # a dangling link: nothing to read
+            if blob is not None:
+                out[path] = blob.version
+        return out
 
     def list(self, prefix: str = "") -> list[str]:
         base = self._path(prefix) if prefix else self.root

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memvault.backends.base import ANY, Change, Expected
+from memvault.backends.base import ANY, Capabilities, Change, Expected
 from memvault.backends.fs import FsBackend
 from memvault.errors import ReadOnly
 
@@ -67,6 +67,10 @@ class GitWorkTreeBackend(FsBackend):
     def __init__(self, root: str | os.PathLike[str], git_dir: Path) -> None:
         super().__init__(root)
         self.git_dir = git_dir
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(local_root=self.root, git_dir=self.git_dir)
 
     def _refuse_during_git_operation(self) -> None:
         operation = operation_in_progress(self.git_dir)

@@ -47,6 +47,7 @@ from memvault.backends.base import (
     ANY,
     MISSING,
     Blob,
+    Capabilities,
     Change,
     Expected,
     StaleBatch,
@@ -116,6 +117,10 @@ class GithubBackend:
         if self.settings.api != DEFAULT_API:
             where += f" via {self.settings.api}"
         return where
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(remote_history=True, one_commit=True, cache_dir=self.cache.folder)
 
     @property
     def requests(self) -> int:
@@ -206,15 +211,22 @@ class GithubBackend:
             return Blob(self._bytes(full, sha), sha)
 
     def list(self, prefix: str = "") -> list[str]:
+        return sorted(self.versions(prefix))
+
+    def versions(self, prefix: str = "") -> dict[str, str]:
+        """From the tree listing (blob ids): nothing is downloaded."""
         base = self._full(prefix) if prefix else self.settings.folder
         strip = f"{self.settings.folder}/" if self.settings.folder else ""
         with self._lock:
-            paths = set(self._snapshot().files)
+            found = dict(self._snapshot().files)
             if self._batch is not None:
                 for full, data in self._batch.staged.items():
-                    (paths.discard if data is None else paths.add)(full)
-        return sorted(p[len(strip):] for p in paths
-                      if p.startswith(strip) and (not base or p.startswith(base + "/")))
+                    if data is None:
+                        found.pop(full, None)
+                    else:
+                        found[full] = git_blob_id(data)
+        return {p[len(strip):]: sha for p, sha in found.items()
+                if p.startswith(strip) and (not base or p.startswith(base + "/"))}
 
     # -- writing (staged in a batch) ----------------------------------------------------
 

@@ -21,10 +21,10 @@ ELSEWHERE = ("other clones, forks and the copies GitHub keeps (cached views, pul
 def after_forget(ctx: click.Context, vault: Vault, texts: list[str], *, rewrite: bool,
                  yes: bool) -> dict[str, Any] | None:
     """After a permanent forget: say where the words still are; rewrite if asked."""
-    if vault.backend.name == "github":
-        warn("earlier commits of the GitHub repository still hold these words; memvault "
-             "cannot rewrite GitHub's history (see docs/multi-machine.md)")
-        return {"commits": None, "rewritten": False, "where": "github"}
+    if vault.backend.capabilities.remote_history:
+        warn(f"earlier commits of {vault.backend.describe()} still hold these words; "
+             "memvault cannot rewrite that repository's history (see docs/multi-machine.md)")
+        return {"commits": None, "rewritten": False, "where": "remote"}
     from memvault.services.history import GitHistory
 
     history = GitHistory(vault)

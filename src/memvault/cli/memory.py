@@ -214,12 +214,13 @@ def open_memory(ctx: click.Context) -> None:
     Example: EDITOR=vim memvault memory open
     """
     vault = state(ctx).vault()
-    if vault.backend.name != "fs":
+    local_root = vault.backend.capabilities.local_root
+    if local_root is None:
         from memvault.errors import InvalidInput
 
-        raise InvalidInput("memory open needs a local vault (the backend is "
-                           f"{vault.backend.name}); use `memvault memory edit`")
-    path = vault.root / vault.layout.memory
+        raise InvalidInput("memory open needs a local vault (this one is "
+                           f"{vault.backend.describe()}); use `memvault memory edit`")
+    path = local_root / vault.layout.memory
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if wants_json(ctx) or not editor or not os.isatty(0) or not os.isatty(1):
         if wants_json(ctx):

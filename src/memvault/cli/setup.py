@@ -39,13 +39,11 @@ def init(ctx: click.Context, path: Path | None, trading: bool, git: bool | None)
     local = root / CONFIG
     config = parse_config(local.read_bytes() if local.is_file() else None)
     # The backend named in the environment, else in the folder's own config.toml.
-    chosen = os.environ.get("MEMVAULT_BACKEND") or config.backend
-    remote = chosen != "fs"
-    backend = None
-    if remote:
-        from memvault.services.vault import _remote_backend
+    from memvault.backends.registry import backend_type
 
-        backend = _remote_backend(chosen, config)
+    chosen = backend_type(os.environ.get("MEMVAULT_BACKEND") or config.backend, path=CONFIG)
+    remote = not chosen.local
+    backend = None if chosen.local else chosen.open(root, config)
     report = init_vault(root, scope=st.scope, backend=backend, trading=trading)
     if report.root and backend is not None:
         report.root = backend.describe()

@@ -91,7 +91,7 @@ def start_watcher(session: VaultSession):  # type: ignore[no-untyped-def]
     edits first. Returns the watcher (with `stop()`), or None when it cannot run (a
     remote backend, no watchdog).
     """
-    if session.backend.name != "fs":
+    if session.backend.capabilities.local_root is None:
         return None
     try:
         from memvault.services.watcher import VaultWatcher

@@ -110,7 +110,7 @@ class VaultSession:
         self._changes = flag
 
     def _changes_from_disk(self) -> None:
-        if self._changes is None and self.backend.name == "fs":
+        if self._changes is None and self.backend.capabilities.local_root is not None:
             from memvault.mcp.freshness import ChangeFlag
 
             flag = ChangeFlag(self.root)

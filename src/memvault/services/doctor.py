@@ -159,9 +159,9 @@ class DoctorService:
     def _symlinked_home_files(self) -> list[Finding]:
         """Memory files and folders that are symlinks: read through, never written through
         (Policy.md itself is reported by the policy check, which fails closed on it)."""
-        link_target = getattr(self.backend, "link_target", None)
-        if link_target is None:
+        if self.backend.capabilities.local_root is None:
             return []
+        link_target = self.backend.link_target  # type: ignore[attr-defined]
         lay = self.vault.layout
         found = []
         for path in (lay.home, *lay.memory_files, lay.profile, lay.journal_dir,

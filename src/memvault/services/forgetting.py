@@ -100,9 +100,8 @@ def complete(vault: Vault, intent: ForgetIntent) -> tuple[list[Fact], int]:
             for rid in intent.records:
                 purged += vault.events.purge_record(rid, text=first.get(rid))
         _clear_search_index(vault, intent.permanent)
-        drop_caches = getattr(vault.backend, "drop_caches", None)
-        if intent.permanent and drop_caches is not None:
-            drop_caches()  # a remote store's local copies of old files hold the words
+        if intent.permanent and vault.backend.capabilities.cache_dir is not None:
+            vault.backend.drop_caches()  # type: ignore[attr-defined]  # copies hold the words
         _remove_stale_temps(vault)
         vault.events.append_many({"type": "fact.forgotten", "id": f"ev-{intent.id}-{rid}",
                                   "record": rid, "permanent": intent.permanent}
@@ -191,15 +190,13 @@ def _clear_search_index(vault: Vault, permanent: bool) -> None:
     """Forgotten text leaves the search index now. A permanent forget deletes the index
     (a cache, rebuilt by the next search): SQLite keeps deleted rows in free pages, so
     refreshing alone could leave a copy of the text in the file."""
-    from memvault.state_paths import INDEX
-
-    root = getattr(vault.backend, "root", None)
-    if vault.backend.name != "fs" or root is None or not (root / INDEX).exists():
+    index = vault.search.index_path()
+    if index is None or not index.exists():
         return
     from memvault.errors import VaultError
 
     if permanent:
-        vault.search.store().discard("a fact was forgotten permanently")
+        vault.search.discard("a fact was forgotten permanently")
         return
     try:
         vault.search.refresh()
@@ -211,9 +208,9 @@ def _remove_stale_temps(vault: Vault) -> None:
     """A write killed mid-way leaves a temp file beside the file it was replacing, which
     may hold the old bytes (and so the text): remove those of every file a forget
     touches (a local vault only; elsewhere writes leave no temp files)."""
-    remove = getattr(vault.backend, "remove_stale_temps", None)
-    if remove is None:
+    if vault.backend.capabilities.local_root is None:
         return
+    remove = vault.backend.remove_stale_temps  # type: ignore[attr-defined]
     net = SafetyNet(vault.backend)
     files = list(vault.layout.memory_files)
     remove([*files, *(net.seen_path(f) for f in files), LOST, EVENTS, TOMBSTONES,

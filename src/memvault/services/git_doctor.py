@@ -42,18 +42,14 @@ def conflict_findings(vault: Vault) -> list[Finding]:
 
 
 def _in_git(vault: Vault) -> bool:
-    if vault.backend.name != "fs":
-        return False
-    from memvault.backends.fs_git import find_git_dir
-
-    return find_git_dir(Path(vault.root)) is not None
+    return vault.backend.capabilities.git_dir is not None
 
 
 def sync_doctor_findings(vault: Vault) -> list[Finding]:
     """For doctor: conflict blocks, an open git operation, and the clone's merge setup."""
     from memvault.services.doctor import Finding
 
-    if vault.backend.name != "fs":
+    if vault.backend.capabilities.local_root is None:
         return []
     out = conflict_findings(vault)
     if not _in_git(vault):

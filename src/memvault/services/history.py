@@ -82,7 +82,7 @@ class GitHistory:
         self.repo = GitRepo(Path(vault.root))
 
     def available(self) -> bool:
-        return self.vault.backend.name == "fs" and self.repo.git_dir is not None and \
+        return self.vault.backend.capabilities.git_dir is not None and \
             self.repo.is_clone()
 
     def _paths(self) -> list[str]:

@@ -53,11 +53,11 @@ def _memo() -> Iterator[None]:
 
 def run_as_one(backend: Backend, message: str, fn: Callable[[], T]) -> T:
     """Run `fn` with every write it makes in one unit of `backend` (see the module doc)."""
-    batch = getattr(backend, "batch", None)
-    in_batch = getattr(backend, "in_batch", None)
+    grouped = backend.capabilities.one_commit
     with _memo():
-        if batch is None or (in_batch is not None and in_batch()):
+        if not grouped or backend.in_batch():  # type: ignore[attr-defined]
             return fn()
+        batch = backend.batch  # type: ignore[attr-defined]
         stale: StaleBatch | None = None
         for _ in range(ATTEMPTS):
             try:

@@ -36,9 +36,9 @@ class RecallService:
                   search: SearchService | None = None) -> dict[str, Relevance]:
         """Record id -> relevance to `request` (hybrid: words and meaning); empty when it
         cannot be measured."""
-        if self.vault.backend.name != "fs" or not request.strip():
-            return {}
         service = search or self.vault.search
+        if not request.strip() or not service.available():
+            return {}
         try:
             lexical, cosine = service.memory_scores(request)
         except VaultError:

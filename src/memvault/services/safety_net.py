@@ -80,7 +80,7 @@ class SafetyNet:
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
-        self.enabled = backend.name == "fs"
+        self.enabled = backend.capabilities.local_root is not None
         self._ignored = False
 
     @staticmethod

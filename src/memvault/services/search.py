@@ -1,11 +1,13 @@
 """`vault.search`: full-text search over every note in the vault, and over memory.
 
 The index (`memvault.index`) is refreshed incrementally before each search, rebuilt
-when damaged, and reads the vault's local folder, so search needs the `fs` backend (a
-GitHub-backed vault is searched in a local clone). Notices about rebuilding are
-collected in `notices` for the CLI to show.
+when damaged, and reads notes from a folder: the vault's own folder when the backend has
+one on this machine (`capabilities.local_root`), else a copy of the store's notes kept in
+the backend's cache folder (`capabilities.cache_dir`, `services/search_mirror.py`),
+brought in step before each refresh and copied again only where a file's version
+changed. Notices about rebuilding are collected in `notices` for the CLI to show.
 
-This service never writes a note; the only file it writes is the index.
+This service never writes a note; the only files it writes are the index (and the copy).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memvault.errors import InvalidInput, UsageError, VaultError
@@ -22,6 +25,7 @@ if TYPE_CHECKING:
     from memvault.index.query import Hit, MemoryHit
     from memvault.index.store import IndexStore, RefreshResult
     from memvault.services.doctor import Finding
+    from memvault.services.search_mirror import NoteMirror
     from memvault.services.vault import Vault
 
 Progress = Callable[[int, int], None]
@@ -32,6 +36,7 @@ class SearchService:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
         self._store: IndexStore | None = None
+        self._mirror: NoteMirror | None = None
         self.last_refresh: RefreshResult | None = None
         self._lock = threading.RLock()
 
@@ -39,18 +44,58 @@ class SearchService:
     def notices(self) -> list[str]:
         return self._store.notices if self._store else []
 
+    def _folder(self) -> Path | None:
+        """The folder the index reads notes from (None: the backend offers none)."""
+        caps = self.vault.backend.capabilities
+        if caps.local_root is not None:
+            return caps.local_root
+        return caps.cache_dir / "mirror" if caps.cache_dir is not None else None
+
+    def available(self) -> bool:
+        """Whether this vault can be searched on this machine."""
+        return self._folder() is not None
+
+    def index_path(self) -> Path | None:
+        """Where the index file is (or would be), without creating anything."""
+        folder = self._folder()
+        return folder / INDEX if folder is not None else None
+
     def store(self) -> IndexStore:
         if self._store is None:
-            if self.vault.backend.name != "fs":
+            caps = self.vault.backend.capabilities
+            root = self._folder()
+            if root is None:
                 raise InvalidInput(
-                    f"search is local-only: it indexes the vault folder on this machine, and "
-                    f"this vault uses the {self.vault.backend.name} backend; clone the "
-                    "repository and search the clone with --vault PATH")
+                    "search needs the notes on this machine, and this vault's store "
+                    f"({self.vault.backend.describe()}) keeps no copy of them here (its "
+                    "cache is turned off); clone the repository and search the clone "
+                    "with --vault PATH")
             from memvault.index.store import IndexStore
 
-            root = getattr(self.vault.backend, "root", self.vault.root)
+            if caps.local_root is None and caps.cache_dir is not None:
+                from memvault.services.search_mirror import NoteMirror
+
+                self._mirror = NoteMirror(self.vault.backend, caps.cache_dir)
             self._store = IndexStore(root, self.vault.config.home)
         return self._store
+
+    def _bring_copy(self, only: tuple[str, ...] | None = None) -> None:
+        """Bring the copy of a remote store's notes in step (nothing on a local vault)."""
+        self.store()
+        if self._mirror is not None:
+            self._mirror.sync(only)
+
+    def discard(self, reason: str) -> None:
+        """Delete the index (and a remote store's copy of the notes): a cache, rebuilt by
+        the next search."""
+        with self._lock:
+            store = self.store()
+            store.discard(reason)
+            if self._mirror is not None:
+                store.close()
+                self._store = None
+                self._mirror.clear()
+                self._mirror = None
 
     def _guarded(self, action: Callable[[], Any]) -> Any:
         """Run `action`; if the index turns out to be damaged, rebuild it once and retry."""
@@ -71,17 +116,20 @@ class SearchService:
         raise AssertionError("unreachable")
 
     def refresh(self, progress: Progress | None = None) -> RefreshResult:
+        self._bring_copy()
         result: RefreshResult = self._guarded(lambda: self.store().refresh(progress))
         self.last_refresh = self._own(result)
         return result
 
     def refresh_paths(self, paths: set[str]) -> RefreshResult:
         """Bring only these vault-relative paths in step (a watcher reported them)."""
+        self._bring_copy(tuple(paths))
         result: RefreshResult = self._guarded(lambda: self.store().refresh_paths(paths))
         self.last_refresh = result
         return result
 
     def rebuild(self, progress: Progress | None = None) -> RefreshResult:
+        self._bring_copy()
         result: RefreshResult = self._guarded(lambda: self.store().rebuild(progress))
         self.last_refresh = self._own(result)
         return result
@@ -111,6 +159,9 @@ class SearchService:
         if not query.strip() and not (path_glob or tag):
             raise UsageError("give something to search for (or --tag / --path)")
 
+        if refresh:
+            self._bring_copy()
+
         def run() -> list[Hit]:
             store = self.store()
             if refresh:
@@ -133,6 +184,9 @@ class SearchService:
             raise UsageError("give something to search for")
 
         embedder = self.embedder() if semantic else None
+
+        if refresh:
+            self._bring_copy()
 
         def run() -> list[MemoryHit]:
             store = self.store()
@@ -164,6 +218,7 @@ class SearchService:
         from memvault.index.recall import lexical_scores
 
         embedder = self.embedder() if semantic else None
+        self._bring_copy(tuple(self.vault.layout.memory_files))
 
         def run() -> tuple[dict[str, float], Any]:
             store = self.store()
@@ -220,8 +275,8 @@ def unreadable_notes_check(vault: Vault) -> list[Finding]:
     """Doctor: Markdown files the index could not read (binary, not UTF-8, no access)."""
     from memvault.services.doctor import Finding
 
-    if vault.backend.name != "fs":
-        return []
+    if vault.backend.capabilities.local_root is None:
+        return []  # a remote store's notes are not all downloaded just to check them
     try:
         vault.search.refresh()
         status = vault.search.status()

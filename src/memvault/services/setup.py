@@ -109,9 +109,10 @@ def _create_layout(root: Path, backend: Backend, scope: str | None,
                 create(layout.file(name), template_text(name))
         else:
             create(layout.file(name), starting_text(name))
-    if trading and backend.name == "fs":
+    local_root = backend.capabilities.local_root
+    if trading and local_root is not None:
         for folder in TRADING_FOLDERS:
-            path = root / layout.home / folder
+            path = local_root / layout.home / folder
             if path.is_dir():
                 report.kept.append(f"{layout.home}/{folder}/")
             else:

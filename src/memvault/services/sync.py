@@ -68,9 +68,14 @@ class GitSync:
         self.repo = GitRepo(self.root)
 
     def _require_clone(self) -> None:
-        if self.vault.backend.name != "fs":
-            raise InvalidInput("`memvault sync` works on a local git clone; the github "
-                               "backend commits every change to the repository already")
+        caps = self.vault.backend.capabilities
+        if caps.remote_history:
+            raise InvalidInput("`memvault sync` works on a local git clone; this vault's "
+                               f"store ({self.vault.backend.describe()}) commits every "
+                               "change to its repository already")
+        if caps.local_root is None:
+            raise InvalidInput("`memvault sync` works on a local git clone; this vault is "
+                               f"not a folder on this machine ({self.vault.backend.describe()})")
         if not self.repo.is_clone():
             raise InvalidInput("the vault is not a git clone (git init or git clone it first)",
                                path=str(self.root))

@@ -69,7 +69,7 @@ def scope_of(path: str) -> str:
 
 def this_clone_first(backend: Backend) -> bool:
     """False while a rebase is open: git then shows the upstream side first."""
-    git_dir = getattr(backend, "git_dir", None)
+    git_dir = backend.capabilities.git_dir
     if git_dir is None:
         return True
     from memvault.backends.fs_git import operation_in_progress

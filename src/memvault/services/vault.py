@@ -70,7 +70,8 @@ class Vault:
     def _finish_interrupted_work(self) -> Vault:
         """Complete forgets a killed process left half done (a local vault keeps their
         content-free intents in `.memvault/pending-forgets.jsonl`); cheap when none."""
-        if self.backend.name == "fs" and (self.root / PENDING_FORGETS).exists():
+        local = self.backend.capabilities.local_root
+        if local is not None and (local / PENDING_FORGETS).exists():
             from memvault.errors import VaultError
             from memvault.services.forgetting import complete_pending
 
@@ -96,13 +97,15 @@ class Vault:
         if create is None:
             create = how == "default per-user vault"
         scope = scope if scope is not None else (os.environ.get("MEMVAULT_SCOPE") or None)
+        from memvault.backends.registry import DEFAULT, backend_type
+
         env_backend = os.environ.get("MEMVAULT_BACKEND")
-        if backend is None and env_backend and env_backend != "fs":
+        if backend is None and env_backend and not backend_type(env_backend).local:
             # A remote vault: the local folder is never created, and only its settings
-            # file (if any) is read, for the [github] table; the content lives remotely.
+            # file (if any) is read, for the store's own table; the content lives remotely.
             local_config = root / CONFIG
             config = parse_config(local_config.read_bytes() if local_config.is_file() else None)
-            backend = _remote_backend(env_backend, config)
+            backend = backend_type(env_backend).open(root, config)
             remote_blob = backend.read(CONFIG)
             if remote_blob is not None:
                 config = parse_config(remote_blob.data)
@@ -124,10 +127,10 @@ class Vault:
             local: Backend = local_backend(root)
             blob = local.read(CONFIG)
             config = parse_config(blob.data if blob else None)
-            backend = local
-            chosen = os.environ.get("MEMVAULT_BACKEND") or config.backend
-            if chosen != "fs":
-                backend = _remote_backend(chosen, config)
+            chosen = backend_type(env_backend or config.backend, path=CONFIG)
+            # the folder was opened to read its settings; another store is opened anew
+            backend = local if chosen is backend_type(DEFAULT) else chosen.open(root, config)
+            if not chosen.local:
                 remote_blob = backend.read(CONFIG)
                 if remote_blob is not None:
                     config = parse_config(remote_blob.data)
@@ -145,7 +148,7 @@ class Vault:
         from memvault.backends.fs_git import operation_in_progress
 
         waiting = config.vault_format < CURRENT_FORMAT and \
-            operation_in_progress(getattr(backend, "git_dir", None)) is not None
+            operation_in_progress(backend.capabilities.git_dir) is not None
         if config.vault_format != CURRENT_FORMAT and not waiting:  # mid-rebase: after it
             if upgrade(backend).applied:
                 blob = backend.read(CONFIG)
@@ -384,13 +387,3 @@ class Vault:
                                         message="memvault: scrub forgotten text")
         return removed
 
-
-def _remote_backend(name: str, config: Config) -> Backend:
-    if name == "github":
-        from memvault.extras import require
-
-        require("github")
-        from memvault.backends.github import GithubBackend
-
-        return GithubBackend.from_config(config)
-    raise InvalidInput(f"unknown backend {name!r} (use fs or github)", path=CONFIG)

@@ -77,9 +77,9 @@ class VaultWatcher:
                  health_interval: float = 2.0,
                  on_event: Callable[[Any], None] | None = None,
                  refresh_index: bool = True) -> None:
-        if vault.backend.name != "fs":
-            raise InvalidInput("`memvault watch` works on a local vault folder, not on the "
-                               f"{vault.backend.name} backend")
+        if vault.backend.capabilities.local_root is None:
+            raise InvalidInput("`memvault watch` works on a local vault folder, not on "
+                               f"{vault.backend.describe()}")
         self.vault = vault
         self.root = Path(vault.root).absolute()
         self.callback = callback
