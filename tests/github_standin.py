@@ -9,7 +9,9 @@ create references (`POST /git/refs`, 422 when it exists), update one (`PATCH`, 4
 `recursive` given any value lists every entry; `POST` with `base_tree` and entries that
 give either `sha` — `null` deletes, a missing path to delete is 422 — or inline
 `content`, never both), commits, blobs (`utf-8` or `base64`); the contents API (GET/PUT/
-DELETE with SHA checks: 409 stale, 422 missing), `encoding: "none"` above 1 MB; token
+DELETE with SHA checks: 409 stale, 422 missing), `encoding: "none"` above 1 MB; the
+tarball of a ref (`GET /tarball/{ref}`: 302 to a short-lived link that needs no token,
+serving a gzipped tar whose one top folder is `{owner}-{name}-{short sha}/`); token
 checks (401); URLs built from the Host header so PyGithub can follow them.
 
 Faults: per route (`inject`), or by position in the request sequence (`fail_from`: the
@@ -23,8 +25,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import re
+import secrets
+import tarfile
 import threading
 import time
 from collections.abc import Callable
@@ -65,6 +70,7 @@ class GithubStandin:
         self.refs: dict[str, str] = {}
         self.faults: list[Fault] = []
         self.requests: list[tuple[str, str]] = []
+        self.archive_links: dict[str, str] = {}  # secret in a tarball link -> commit
         self._mark = 0
         self._outage: tuple[int, int, bool] | None = None  # (index, status, lose_first)
         self.lock = threading.RLock()
@@ -288,6 +294,8 @@ class _Handler(BaseHTTPRequestHandler):
         if hook is not None:
             hook()  # outside the lock: a hook may wait for another request
         with st.lock:
+            if path.startswith("/_codeload/"):  # an archive link: it is the authorisation
+                return self._codeload(path[len("/_codeload/"):])
             auth = self.headers.get("Authorization", "")
             if auth not in (f"token {st.token}", f"Bearer {st.token}"):
                 return self._send(401, {"message": "Bad credentials"})
@@ -299,6 +307,8 @@ class _Handler(BaseHTTPRequestHandler):
                 status, out = self._route(method, path[len(prefix):], query, body)
             except KeyError:
                 status, out = 404, {"message": "Not Found"}
+            if status == 302:
+                return self._send(302, None, {"Location": out})
             if lost is not None:  # the change was made, but the client never learns it
                 return self._send(lost.status, lost.body, lost.headers)
             return self._send(status, out)
@@ -321,6 +331,15 @@ class _Handler(BaseHTTPRequestHandler):
         m = re.fullmatch(r"/branches/(.+)", rest)
         if m and method == "GET":
             return self._branch(m.group(1))
+        m = re.fullmatch(r"/tarball/(.+)", rest)
+        if m and method == "GET":
+            commit = m.group(1) if m.group(1) in st.objects else st.head(m.group(1))
+            if commit is None or st.objects.get(commit, ("",))[0] != "commit":
+                return 404, {"message": "Not Found"}
+            secret = secrets.token_hex(8)
+            st.archive_links[secret] = commit
+            name = st.repo.replace("/", "-")
+            return 302, f"{self.base}/_codeload/{secret}/{name}-{commit[:7]}.tar.gz"
         if rest == "/git/refs" and method == "POST":
             return self._create_ref(body)
         m = re.fullmatch(r"/git/refs?/heads/(.+)", rest)
@@ -334,6 +353,26 @@ class _Handler(BaseHTTPRequestHandler):
             if method == "GET" and sha:
                 return 200, getattr(self, f"_{kind}_json")(sha, query)
         return 404, {"message": "Not Found"}
+
+    def _codeload(self, rest: str) -> None:
+        st = self.owner
+        commit = st.archive_links.get(rest.split("/", 1)[0])
+        if commit is None:
+            return self._send(404, {"message": "Not Found"})
+        top = f"{st.repo.replace('/', '-')}-{commit[:7]}/"
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w:gz") as tar:
+            for path, sha in sorted(st.flat(st.objects[commit][1]["tree"]).items()):
+                data = st.objects[sha][1]
+                info = tarfile.TarInfo(top + path)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        data = out.getvalue()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-gzip")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _tree_of(self, ref: str | None) -> str | None:
         st = self.owner

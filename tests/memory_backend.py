@@ -40,6 +40,9 @@ class MemoryBackend:
         data = self.files.get(clean_vault_path(path))
         return None if data is None else Blob(data, hashlib.sha1(data).hexdigest())
 
+    def read_many(self, paths: list[str]) -> dict[str, Blob]:
+        return {p: b for p in paths if (b := self.read(p)) is not None}
+
     def versions(self, prefix: str = "") -> dict[str, str]:
         return {p: hashlib.sha1(self.files[p]).hexdigest() for p in self.list(prefix)}
 

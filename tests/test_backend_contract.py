@@ -121,6 +121,15 @@ def test_versions_are_the_versions_read_returns(store: Store) -> None:
     assert b.versions("t") == {p: b.read(p).version for p in b.list("t")}  # type: ignore[union-attr]
 
 
+def test_read_many_is_read_of_each_path_that_exists(store: Store) -> None:
+    store.open().commit([Change(f"t/n{i}.md", f"note {i}\n".encode()) for i in range(12)])
+    b = store.open()
+    wanted = [f"t/n{i}.md" for i in range(12)] + ["t/none.md"]
+    many = b.read_many(wanted)
+    assert set(many) == set(wanted[:-1])
+    assert all(many[p] == b.read(p) for p in many)
+
+
 def test_a_commit_is_all_or_nothing(store: Store) -> None:
     b = store.open()
     old = b.write("t/kept.md", b"kept\n", expected=MISSING)

@@ -239,3 +239,40 @@ def test_search_on_github_downloads_a_note_once_and_again_only_when_it_changed(g
     assert found("sencha") == ["Notes/tea.md"] and found("oolong") == [] == found("borrow")
     downloads = [path for _, path in github.since_mark() if "/git/blobs/" in path]
     assert len(downloads) == 1  # the changed note, once; the deleted one just goes
+
+
+def test_a_first_search_fetches_the_notes_in_one_archive_not_a_request_each(github) -> None:
+    github.commit_files({f"Notes/n{i:02d}.md": f"# Note {i}\n\nThe harbour, {i}.\n".encode()
+                         for i in range(40)}, "laptop")
+    github.mark()
+    out = cli("search", "harbour", "--limit", "50", "--json")
+    assert out.returncode == 0, out.stderr
+    assert len(json.loads(out.stdout)["results"]) == 40
+    sent = [path for _, path in github.since_mark()]
+    assert sum("/tarball/" in p for p in sent) == 1
+    assert sum(p.startswith("/_codeload/") for p in sent) == 1
+    assert not any("/git/blobs/" in p for p in sent)  # every note came from the archive
+    assert len(sent) <= 5, sent
+
+
+def test_an_archive_mostly_of_attachments_is_not_downloaded(github) -> None:
+    notes = {f"Notes/n{i:02d}.md": f"# Note {i}\n\nThe harbour, {i}.\n".encode()
+             for i in range(10)}
+    github.commit_files({**notes, "Attachments/photo.png": os.urandom(3 << 20)}, "laptop")
+    github.mark()
+    out = cli("search", "harbour", "--limit", "50", "--json")
+    assert out.returncode == 0, out.stderr
+    assert len(json.loads(out.stdout)["results"]) == 10
+    sent = [path for _, path in github.since_mark()]
+    assert not any("/tarball/" in p for p in sent)
+    assert sum("/git/blobs/" in p for p in sent) >= 10
+
+
+def test_a_failing_archive_falls_back_to_reading_the_notes_one_by_one(github) -> None:
+    github.commit_files({f"Notes/n{i:02d}.md": f"# Note {i}\n\nThe harbour, {i}.\n".encode()
+                         for i in range(12)}, "laptop")
+    github.inject("GET", r"/_codeload/", 500, times=10)
+    out = cli("search", "harbour", "--limit", "50", "--json")
+    assert out.returncode == 0, out.stderr
+    assert len(json.loads(out.stdout)["results"]) == 12
+    assert "archive not used" in out.stderr

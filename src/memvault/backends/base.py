@@ -108,6 +108,10 @@ class Backend(Protocol):
     def read(self, path: str) -> Blob | None:
         """The file's bytes and version, or None when it does not exist."""
 
+    def read_many(self, paths: list[str]) -> dict[str, Blob]:
+        """`read` of each path, for those that exist; in fewer requests where the store
+        can (the GitHub backend: a commit's archive instead of a request per file)."""
+
     def versions(self, prefix: str = "") -> dict[str, str]:
         """Every file under `prefix` (a folder) with its current version, the versions
         `read` would return; without downloading bytes where the store knows them (the

@@ -147,6 +147,10 @@ class FsBackend:
             return None
         return self._linked_to(rel, Path(os.path.realpath(full)))
 
+    def read_many(self, paths: list[str]) -> dict[str, Blob]:
+        found = {path: self.read(path) for path in paths}
+        return {path: blob for path, blob in found.items() if blob is not None}
+
     def versions(self, prefix: str = "") -> dict[str, str]:
         """Versions here name bytes, so each file is read (a local read is cheap)."""
         out = {}

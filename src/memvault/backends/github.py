@@ -74,6 +74,7 @@ class _Snapshot:
     files: dict[str, str]  # repository path -> blob id
     truncated: bool
     taken: float
+    sizes: dict[str, int] = field(default_factory=dict)  # repository path -> bytes
 
 
 @dataclass(slots=True)
@@ -161,11 +162,11 @@ class GithubBackend:
             self.cache.remember_default_branch("")
             self._branch = None
             head = self.api.head(self.branch)
-        files, truncated = {}, False
+        files, truncated, sizes = {}, False, {}
         if head.tree is not None:
             listing = self.api.listing(head.tree)
-            files, truncated = listing.files, listing.truncated
-        return _Snapshot(head, files, truncated, time.monotonic())
+            files, truncated, sizes = listing.files, listing.truncated, listing.sizes
+        return _Snapshot(head, files, truncated, time.monotonic(), sizes)
 
     def _snapshot(self) -> _Snapshot:
         if self._batch is not None:
@@ -209,6 +210,23 @@ class GithubBackend:
                 self.cache.put(*found)
                 return Blob(*found)
             return Blob(self._bytes(full, sha), sha)
+
+    def read_many(self, paths: list[str]) -> dict[str, Blob]:
+        """Like `read` for each path; blobs this machine lacks come from the commit's
+        archive in two requests when that is cheaper than one request each
+        (`github_archive.py`)."""
+        from memvault.backends.github_archive import fill_cache
+
+        with self._lock:
+            snap = self._snapshot()
+            staged = self._batch.staged if self._batch is not None else {}
+            missing = {full: sha for full in map(self._full, paths)
+                       if (sha := snap.files.get(full)) is not None and full not in staged
+                       and self.cache.get(sha) is None}
+            if snap.head.commit and not snap.truncated:
+                fill_cache(self.api, self.cache, snap.head.commit, missing, snap.sizes)
+            found = {path: self.read(path) for path in paths}
+            return {path: blob for path, blob in found.items() if blob is not None}
 
     def list(self, prefix: str = "") -> list[str]:
         return sorted(self.versions(prefix))
@@ -376,13 +394,15 @@ class GithubBackend:
         b.base = fresh
 
     def _landed(self, b: _Batch, head: Head, commit: str, tree: str) -> None:
-        files = dict(b.base.files)
+        files, sizes = dict(b.base.files), dict(b.base.sizes)
         for full, data in b.staged.items():
             if data is None:
                 files.pop(full, None)
+                sizes.pop(full, None)
             else:
-                files[full] = self.cache.put(data)
-        self._snap = _Snapshot(Head(commit, tree), files, b.base.truncated, time.monotonic())
+                files[full], sizes[full] = self.cache.put(data), len(data)
+        self._snap = _Snapshot(Head(commit, tree), files, b.base.truncated, time.monotonic(),
+                               sizes)
 
 
 def _joined(old: bytes, data: bytes) -> bytes:

@@ -16,7 +16,7 @@ import base64
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from memvault.backends.github_settings import GithubSettings, error_message, rate_limit_wait
@@ -37,6 +37,7 @@ class Head:
 class Listing:
     files: dict[str, str]  # repository path -> blob sha
     truncated: bool
+    sizes: dict[str, int] = field(default_factory=dict)  # repository path -> bytes
 
 
 class GithubApi:
@@ -64,6 +65,10 @@ class GithubApi:
                 kwargs.update(seconds_between_requests=None, seconds_between_writes=None)
             self._client = Github(**kwargs)
         return self._client
+
+    def notify(self, message: str) -> None:
+        """Say something on stderr (a wait, a fallback): never the token."""
+        self._notify(self.scrub(message))
 
     @property
     def url(self) -> str:
@@ -170,9 +175,10 @@ class GithubApi:
     def listing(self, tree: str) -> Listing:
         """`GET /git/trees/{tree}?recursive=1`: every file path and blob sha."""
         def parse(data: dict[str, Any]) -> Listing:
-            files = {str(e["path"]): str(e["sha"]) for e in data["tree"]
-                     if e.get("type") == "blob"}
-            return Listing(files, bool(data.get("truncated")))
+            blobs = [e for e in data["tree"] if e.get("type") == "blob"]
+            files = {str(e["path"]): str(e["sha"]) for e in blobs}
+            sizes = {str(e["path"]): int(e["size"]) for e in blobs if "size" in e}
+            return Listing(files, bool(data.get("truncated")), sizes)
 
         return self.request("list files", "GET", f"/git/trees/{tree}",
                             params={"recursive": "1"}, parse=parse)
@@ -201,6 +207,34 @@ class GithubApi:
         if data.get("encoding") == "base64" and data.get("content"):
             return base64.b64decode(data["content"], validate=False), sha
         return self.blob(sha, path), sha
+
+    def archive(self, commit: str) -> bytes:
+        """The gzipped tar of a commit's tree, in two requests: `GET /tarball/{commit}`
+        answers 302 with a short-lived link (see `github_archive.py`), then the download.
+        The link carries its own authorisation, so the token is not sent to it."""
+        import requests
+
+        requester = self.client.requester
+
+        def link() -> str:
+            self.requests += 1
+            headers, _ = requester.requestJsonAndCheck("GET", f"{self.url}/tarball/{commit}")
+            location = (headers or {}).get("location")
+            if not location:
+                raise ValueError("no archive link in the answer")
+            return str(location)
+
+        location = self.call("download archive", link)
+
+        def download() -> bytes:
+            self.requests += 1
+            answer = requests.get(location, timeout=self.settings.timeout)
+            if 400 <= answer.status_code < 500:
+                raise self.remote_error("download archive", f"{answer.status_code}")
+            answer.raise_for_status()  # 5xx: retried like a network error
+            return answer.content
+
+        return self.call("download archive", download)
 
     def create_blob(self, content: bytes) -> str:
         return self.request("create blob", "POST", "/git/blobs",

@@ -49,13 +49,10 @@ class NoteMirror:
             known = self._manifest()
             current = {p: v for p, v in self.backend.versions().items() if mirrored(p)}
             wanted = current if only is None else {p: v for p, v in current.items() if p in only}
+            stale = [p for p, v in wanted.items()
+                     if known.get(p) != v or not self._target(p).is_file()]
             changed = 0
-            for path, version in wanted.items():
-                if known.get(path) == version and self._target(path).is_file():
-                    continue
-                blob = self.backend.read(path)
-                if blob is None:
-                    continue
+            for path, blob in self.backend.read_many(stale).items():
                 self._write(path, blob.data)
                 known[path] = blob.version
                 changed += 1
