@@ -2,9 +2,10 @@
 
 Used by the context block when not everything fits its budget. Relevance is read from
 the search index's per-record rows of this principal's memory files (refreshed with
-three `stat`s, not a walk of the vault), so it needs the local folder (`fs` backend);
-elsewhere no record is ranked by relevance and the block falls back to standing and
-recency. Reads only; the one file it may write is the index cache.
+three `stat`s, not a walk of the vault), so it works wherever search does: on the vault
+folder, or on the backend's local copy of a remote store's notes. Where search cannot
+run (a remote store with its cache turned off) no record is ranked by relevance and the
+block falls back to standing and recency. Reads only; the one file it may write is the index cache.
 """
 
 from __future__ import annotations
