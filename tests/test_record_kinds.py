@@ -95,6 +95,22 @@ def test_new_ids_are_checked_against_every_kind(vault_dir: Path, monkeypatch) ->
     assert result.proposal is not None and result.proposal.id == encode_id(999_999)
 
 
+def test_a_new_fact_never_takes_a_proposals_id(vault_dir: Path, monkeypatch) -> None:
+    import secrets
+
+    from memvault.core.bullets import _ID_ALPHABET, encode_id
+
+    vault = Vault.open(vault_dir)
+    proposed = vault.proposals.propose("I like green tea", "preference").proposal
+    assert proposed is not None
+    taken_number = sum(_ID_ALPHABET.index(c) * 36 ** i for i, c in enumerate(proposed.id))
+    assert encode_id(taken_number) == proposed.id
+    offers = iter([taken_number, 424_242])
+    monkeypatch.setattr(secrets, "randbits", lambda bits: next(offers))
+    fact = Vault.open(vault_dir).memory.remember("I live in Porto").fact
+    assert fact.id == encode_id(424_242)
+
+
 def test_records_are_typed_by_kind(vault_dir: Path) -> None:
     vault = Vault.open(vault_dir)
     vault.memory.remember("I live in Lisbon")

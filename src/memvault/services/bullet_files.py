@@ -190,6 +190,12 @@ def ids_in_files(backend: Backend, paths: list[str]) -> set[str]:
     return ids
 
 
+def ids_beside(backend: Backend, files: tuple[str, ...], path: str) -> set[str]:
+    """The record ids of every bullet file in `files` but `path` (a principal's
+    `Layout.memory_files`): what a new record in `path` must not reuse."""
+    return ids_in_files(backend, [p for p in files if p != path])
+
+
 def derived_record_id(record_id: str, taken: set[str]) -> str:
     """`record_id` when it is free, else the first free id derived from it by hashing:
     the same on every machine, so two clones accepting the same colliding proposal store

@@ -25,7 +25,7 @@ from memvault.core.kinds import all_kinds
 from memvault.errors import VaultError
 from memvault.state_paths import CONFIG, EVENTS, TOMBSTONES
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, load_bullet_file,
-                                            load_raw, new_record_id)
+                                            ids_beside, load_raw, new_record_id)
 from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
@@ -185,7 +185,8 @@ class DoctorService:
 
             def apply(doc: BulletDocument, path: str = path) -> list[str]:
                 notes: list[str] = []
-                taken = {it.id for it in doc.items}
+                taken = {it.id for it in doc.items} | ids_beside(
+                    self.backend, self.vault.layout.memory_files, path)
                 now = str(int(time.time()))
                 seen: set[str] = set()
                 for index in range(len(doc.items)):

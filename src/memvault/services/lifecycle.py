@@ -33,7 +33,7 @@ from memvault.core.records import (FACT_CATEGORIES, Fact, check_record_text,
                                    fact_from_item)
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
-                                            load_bullet_file, new_record_id)
+                                            ids_beside, load_bullet_file, new_record_id)
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -167,7 +167,8 @@ class LifecycleService:
         known = self._known(path)
 
         def add(doc: BulletDocument) -> Fact:
-            new_id = new_record_id({it.id for it in doc.items})
+            new_id = new_record_id({it.id for it in doc.items} | ids_beside(
+                self.vault.backend, self.vault.layout.memory_files, path))
             meta = {"id": new_id, "updated": str(int(time.time())), "supersedes": old.id}
             if old.meta.get("evidence"):
                 meta["evidence"] = old.meta["evidence"]

@@ -20,7 +20,7 @@ from memvault.core.records import (FACT_CATEGORIES, Fact, check_category, check_
                                    fact_from_item, match_key)
 from memvault.errors import Conflict, InvalidInput, NotFound
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
-                                            ids_in_files, load_bullet_file, new_record_id)
+                                            ids_beside, load_bullet_file, new_record_id)
 from memvault.services.one_commit import attempt_memo, one_commit
 
 if TYPE_CHECKING:
@@ -136,11 +136,6 @@ class MemoryService:
         doc = self.document()
         return fact_from_item(_find_for_reading(doc, fact_id, self.path), FACT_CATEGORIES)
 
-    def _ids_elsewhere(self) -> set[str]:
-        """The ids of the other kinds' records: a new fact's id is none of them."""
-        return ids_in_files(self.backend, [p for p in self.vault.layout.memory_files
-                                           if p != self.path])
-
     def history(self, fact_id: str) -> list[dict[str, Any]]:
         return self.vault.events.events(record=fact_id)
 
@@ -162,7 +157,8 @@ class MemoryService:
                 same = doc.items[keys.index(key)]
                 raise NoChange(RememberResult(fact_from_item(same), created=False))
             near.extend(_near_duplicates(key, doc, keys))
-            fact_id = new_record_id({it.id for it in doc.items} | self._ids_elsewhere())
+            fact_id = new_record_id({it.id for it in doc.items} | ids_beside(
+                self.backend, self.vault.layout.memory_files, self.path))
             meta = {"id": fact_id, "updated": str(_now())}
             if source and source != "cli":
                 meta["src"] = source

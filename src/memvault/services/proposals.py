@@ -33,8 +33,8 @@ from memvault.core.records import (INBOX_CATEGORIES, Proposal, Record, check_cat
 from memvault.errors import InvalidInput
 from memvault.state_paths import EVENTS
 from memvault.services.bullet_files import (NoChange, derived_record_id, edit_bullet_file,
-                                            find_one, ids_in_files, load_bullet_file,
-                                            new_record_id, read_settled)
+                                            find_one, ids_beside, ids_in_files,
+                                            load_bullet_file, new_record_id, read_settled)
 from memvault.services.journal import scan_events
 from memvault.services.safety_net import SafetyNet, Seen
 from memvault.services.one_commit import one_commit
@@ -117,7 +117,8 @@ class ProposalService:
             for it in doc.items:
                 if match_key(it.text) == key:
                     raise NoChange(ProposeResult("duplicate", text, existing_id=it.id))
-            pid = new_record_id({it.id for it in doc.items} | self._ids_elsewhere())
+            pid = new_record_id({it.id for it in doc.items} | ids_beside(
+                self.backend, self.vault.layout.memory_files, self.path))
             meta = {"id": pid, "kind": kind, "src": source, "proposed": str(_now())}
             if authority == "inferred":
                 meta["auth"] = "inferred"
@@ -156,11 +157,6 @@ class ProposalService:
     def _accepted_files(self) -> tuple[str, ...]:
         return tuple(self.vault.layout.path(k) for k in proposable_kinds())
 
-    def _ids_elsewhere(self) -> set[str]:
-        """The ids of the other kinds' records: a new proposal's id is none of them."""
-        return ids_in_files(self.backend, [p for p in self.vault.layout.memory_files
-                                           if p != self.path])
-
     def _accepted_with_text(self, text: str) -> str | None:
         key = match_key(text)
         for path in self._accepted_files():
@@ -195,7 +191,6 @@ class ProposalService:
         new_cat = check_category(category, known) if category else (
             proposal.category_raw or "other")
         target = self.vault.layout.path(kind)
-        others = [p for p in self._accepted_files() if p != target]
         proposal_key = match_key(proposal.text)
         meta = {"id": proposal.id, "updated": str(_now())}
         for key in ("src", "evidence"):
@@ -217,7 +212,10 @@ class ProposalService:
                 if match_key(it.text) == text_key:
                     outcome["duplicate_of"] = it.id
                     raise NoChange(record_from_item(it, kind.record_type, known))
-            taken = {it.id for it in doc.items} | ids_in_files(self.backend, others)
+            # taken: the target's ids and the other kinds' but the inbox, which holds
+            # the proposal itself
+            taken = {it.id for it in doc.items} | ids_in_files(self.backend, [
+                p for p in self.vault.layout.memory_files if p not in (target, self.path)])
             meta["id"] = derived_record_id(proposal.id, taken)
             if meta["id"] != proposal.id:
                 outcome["stored_as"] = meta["id"]

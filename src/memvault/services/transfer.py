@@ -59,7 +59,7 @@ from memvault.core.records import (FACT_CATEGORIES, INBOX_CATEGORIES, LESSON_CAT
                                    check_record_text, fact_from_item, match_key,
                                    record_from_item, tombstone_keys)
 from memvault.errors import InvalidInput
-from memvault.services.bullet_files import (NoChange, edit_bullet_file, ids_in_files,
+from memvault.services.bullet_files import (NoChange, edit_bullet_file, ids_beside,
                                             load_bullet_file, new_record_id)
 
 if TYPE_CHECKING:
@@ -312,14 +312,13 @@ class TransferService:
         for kind in all_kinds():
             target, path = kind.collection, lay.path(kind)
             todo = [a for a in plan.actions if a.target == target]
-            others = [p for p in lay.memory_files if p != path]
             for start in range(0, len(todo), BATCH):
                 chunk = todo[start:start + BATCH]
 
                 def add(doc: BulletDocument, chunk: list[Action] = chunk,
-                        others: list[str] = others) -> list[Action]:
-                    taken = {it.id for it in doc.items} | ids_in_files(self.vault.backend,
-                                                                       others)
+                        path: str = path) -> list[Action]:
+                    taken = {it.id for it in doc.items} | ids_beside(
+                        self.vault.backend, lay.memory_files, path)
                     present = {match_key(it.text) for it in doc.items}
                     written = []
                     for a in chunk:
