@@ -120,6 +120,7 @@ def test_records_are_typed_by_kind(vault_dir: Path) -> None:
     assert all(type(f) is Fact for f in vault.memory.all())
     accepted = vault.proposals.accept(lesson_proposal.id)
     assert type(accepted) is Lesson and accepted.evidence == []
+    assert type(vault.lifecycle.locate(accepted.id)[1]) is Lesson
     assert [k.record_type for k in all_kinds()] == [Fact, Lesson, Proposal]
 
 

@@ -25,12 +25,12 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from memvault.core.bullets import BulletDocument, render_new_item, render_updated_item
-from memvault.core.kinds import all_kinds
-from memvault.core.records import (FACT_CATEGORIES, Fact, check_record_text,
-                                   fact_from_item)
+from memvault.core.bullets import (BulletDocument, BulletItem, render_new_item,
+                                   render_updated_item)
+from memvault.core.kinds import FACT, RecordKind, all_kinds
+from memvault.core.records import Record, check_record_text, record_from_item
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
                                             ids_beside, load_bullet_file, new_record_id)
@@ -56,24 +56,31 @@ def _add_feedback(out: dict[str, float], data: bytes, scope: str) -> None:
         out[rec] = round(out.get(rec, 0.0) + RANK_WEIGHTS.get(str(ev.get("outcome")), 0.0), 3)
 
 
-def recallable(records: list[Fact]) -> list[Fact]:
+def _record(item: BulletItem, kind: RecordKind) -> Record:
+    return record_from_item(item, kind.record_type, kind.categories)
+
+
+R = TypeVar("R", bound=Record)
+
+
+def recallable(records: list[R]) -> list[R]:
     """Records that may enter a prompt: never superseded ones."""
     return [r for r in records if r.status != "superseded"]
 
 
-def may_overwrite(existing: Fact, incoming_authority: str) -> bool:
+def may_overwrite(existing: Record, incoming_authority: str) -> bool:
     """Inferred content never overwrites explicit content."""
     return not (existing.authority == "explicit" and incoming_authority == "inferred")
 
 
 @dataclass(slots=True)
 class FeedbackResult:
-    record: Fact
+    record: Record
     outcome: str
     status_before: str
     status_after: str
     rank: float
-    replaced_by: Fact | None = None
+    replaced_by: Record | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"record": self.record.to_dict(), "outcome": self.outcome,
@@ -88,21 +95,20 @@ class LifecycleService:
 
     # -- locating ----------------------------------------------------------------------
 
-    def _files(self) -> list[tuple[str, tuple[str, ...]]]:
-        """The files of accepted records (every kind but the inbox)."""
+    def _files(self) -> list[tuple[str, RecordKind]]:
+        """The files of accepted records (every kind but the inbox), with their kind."""
         lay = self.vault.layout
-        return [(lay.path(k), k.categories) for k in all_kinds() if not k.inbox]
+        return [(lay.path(k), k) for k in all_kinds() if not k.inbox]
 
-    def _known(self, path: str) -> tuple[str, ...]:
-        kind = self.vault.layout.kind_at(path)
-        return kind.categories if kind is not None else FACT_CATEGORIES
+    def _kind(self, path: str) -> RecordKind:
+        return self.vault.layout.kind_at(path) or FACT
 
-    def locate(self, record_id: str) -> tuple[str, Fact]:
-        for path, known in self._files():
+    def locate(self, record_id: str) -> tuple[str, Record]:
+        for path, kind in self._files():
             doc = load_bullet_file(self.vault.backend, path).doc
             found = doc.find(record_id)
             if found:
-                return path, fact_from_item(found[0], known)
+                return path, _record(found[0], kind)
         raise NotFound(f"no fact or lesson with id {record_id!r} in "
                        f"{self.vault.layout.memory} or {self.vault.layout.lessons}")
 
@@ -133,13 +139,13 @@ class LifecycleService:
         _, record = self.locate(record.id)
         return FeedbackResult(record, outcome, before, after, self.rank(record.id), replaced)
 
-    def set_status(self, path: str, record_id: str, status: str, *, reason: str) -> Fact:
-        known = self._known(path)
+    def set_status(self, path: str, record_id: str, status: str, *, reason: str) -> Record:
+        kind = self._kind(path)
         before: list[str] = []
 
-        def apply(doc: BulletDocument) -> Fact:
+        def apply(doc: BulletDocument) -> Record:
             item = find_one(doc, record_id, path)
-            fact = fact_from_item(item, known)
+            fact = _record(item, kind)
             before[:] = [fact.status]
             if fact.status == status:
                 raise NoChange(fact)
@@ -149,7 +155,7 @@ class LifecycleService:
             if item.provisional:  # its id gets written: never one a forget left dead
                 self.vault.tombstones.revive(item.id, item.text)
             doc.replace_item(item, render_updated_item(item, meta=meta))
-            return fact_from_item(doc.find(record_id)[0], known)
+            return _record(doc.find(record_id)[0], kind)
 
         fact = edit_bullet_file(self.vault.backend, path, apply,
                                 message="memvault: lifecycle change")
@@ -158,22 +164,22 @@ class LifecycleService:
                                      **{"from": before[0]}, reason=reason)
         return fact
 
-    def supersede(self, record_id: str, new_text: str) -> Fact:
+    def supersede(self, record_id: str, new_text: str) -> Record:
         """Replace a record by a new explicit one; the old stays, marked superseded."""
         new_text = check_record_text(new_text)
         path, old = self.locate(record_id)
         if old.status == "superseded":
             raise InvalidInput(f"{record_id} is already superseded", path=path)
-        known = self._known(path)
+        kind = self._kind(path)
 
-        def add(doc: BulletDocument) -> Fact:
+        def add(doc: BulletDocument) -> Record:
             new_id = new_record_id({it.id for it in doc.items} | ids_beside(
                 self.vault.backend, self.vault.layout.memory_files, path))
             meta = {"id": new_id, "updated": str(int(time.time())), "supersedes": old.id}
             if old.meta.get("evidence"):
                 meta["evidence"] = old.meta["evidence"]
             doc.insert_item(render_new_item(new_text, old.category_raw or "other", meta))
-            return fact_from_item(doc.find(new_id)[0], known)
+            return _record(doc.find(new_id)[0], kind)
 
         new = edit_bullet_file(self.vault.backend, path, add, message="memvault: correction")
         self.vault.events.append("fact.remembered", record=new.id, text=new.text,
@@ -227,10 +233,10 @@ class LifecycleService:
                 expected[str(ev.get("record"))] = str(ev["status"])
         drift = []
         count = 0
-        for path, known in self._files():
+        for path, kind in self._files():
             for item in load_bullet_file(self.vault.backend, path).doc.items:
                 count += 1
-                fact = fact_from_item(item, known)
+                fact = _record(item, kind)
                 want = expected.get(fact.id)
                 if want is not None and fact.status != want:
                     drift.append({"id": fact.id, "file": path, "markdown": fact.status,
