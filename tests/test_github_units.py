@@ -276,3 +276,31 @@ def test_a_failing_archive_falls_back_to_reading_the_notes_one_by_one(github) ->
     assert out.returncode == 0, out.stderr
     assert len(json.loads(out.stdout)["results"]) == 12
     assert "archive not used" in out.stderr
+
+
+def test_the_mcp_search_tool_searches_the_repository_and_sees_changes_made_elsewhere(
+        github, tmp_path: Path) -> None:
+    import anyio
+
+    from tests.mcp_helpers import in_process, ok, run
+
+    github.commit_files({"Projects/Aurora.md": b"# Aurora\n\nWork-stealing scheduler.\n"},
+                        "laptop")
+    fid = json.loads(cli("remember", "My main project is Aurora", "--json").stdout)["fact"]["id"]
+
+    async def go() -> None:
+        async with in_process(tmp_path / "never-created", access="read") as client:
+            found = await ok(client, "memory_search", {"query": "aurora"})
+            assert [h["path"] for h in found["notes"]] == ["Projects/Aurora.md"]
+            assert fid in [h["id"] for h in found["memory"]]
+            github.commit_files({"Projects/Aurora.md": b"# Aurora\n\nA quokka mascot.\n"},
+                                "another machine")
+            for _ in range(60):  # the server re-reads the branch within a few seconds
+                again = await ok(client, "memory_search", {"query": "quokka"})
+                if again["notes"]:
+                    break
+                await anyio.sleep(0.1)
+            assert [h["path"] for h in again["notes"]] == ["Projects/Aurora.md"]
+
+    run(go)
+    assert not (tmp_path / "never-created").exists()
