@@ -242,6 +242,26 @@ def test_search_finds_notes_and_follows_edits_on_every_backend_that_can(store: S
     assert fresh.search.search("borrow") == []
 
 
+def test_search_follows_a_note_that_became_a_folder_and_back(store: Store) -> None:
+    vault = _vault(store)
+    if not vault.search.available():
+        pytest.skip(f"{store.kind} keeps no copy of its notes on this machine")
+    b = vault.backend
+    b.write("Notes/x.md", b"# X\n\nA walrus.\n")
+    assert [h.path for h in vault.search.search("walrus")] == ["Notes/x.md"]
+    b.delete("Notes/x.md")
+    b.write("Notes/x.md/inner.md", b"A narwhal.\n")
+    fresh = Vault.open(store.root, backend=store.open())
+    assert [h.path for h in fresh.search.search("narwhal")] == ["Notes/x.md/inner.md"]
+    assert fresh.search.search("walrus") == []
+    b.delete("Notes/x.md/inner.md")
+    if b.capabilities.local_root is not None:
+        (b.capabilities.local_root / "Notes/x.md").rmdir()  # a folder is not a file
+    b.write("Notes/x.md", b"A dugong.\n")
+    again = Vault.open(store.root, backend=store.open())
+    assert [h.path for h in again.search.search("dugong")] == ["Notes/x.md"]
+
+
 def test_recall_ranks_facts_by_relevance_wherever_search_works(store: Store) -> None:
     vault = _vault(store)
     tea = vault.memory.remember("I drink oolong tea every morning").fact

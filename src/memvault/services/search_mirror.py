@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from memvault.backends.base import Backend
 from memvault.backends.fs_lock import FileLock
 from memvault.core.paths import clean_vault_path
-from memvault.errors import InvalidInput
+from memvault.errors import InvalidInput, VaultError
 from memvault.state_paths import MIRROR_LOCK, MIRROR_MANIFEST, STATE_DIR
 
 
@@ -49,20 +49,25 @@ class NoteMirror:
             known = self._manifest()
             current = {p: v for p, v in self.backend.versions().items() if mirrored(p)}
             wanted = current if only is None else {p: v for p, v in current.items() if p in only}
-            stale = [p for p, v in wanted.items()
-                     if known.get(p) != v or not self._target(p).is_file()]
-            changed = 0
-            for path, blob in self.backend.read_many(stale).items():
-                self._write(path, blob.data)
-                known[path] = blob.version
-                changed += 1
             gone = [p for p in known if p not in current and (only is None or p in only)]
-            for path in gone:
-                self._target(path).unlink(missing_ok=True)
-                del known[path]
-                changed += 1
-            if changed:
-                self._save(known)
+            changed = 0
+            try:
+                for path in gone:  # first: a note may have become a folder, or the reverse
+                    self._target(path).unlink(missing_ok=True)
+                    del known[path]
+                    changed += 1
+                stale = [p for p, v in wanted.items()
+                         if known.get(p) != v or not self._target(p).is_file()]
+                for path, blob in self.backend.read_many(stale).items():
+                    self._write(path, blob.data)
+                    known[path] = blob.version
+                    changed += 1
+            except OSError as exc:
+                raise VaultError("cannot keep this machine's copy of the notes for search: "
+                                 f"{exc.strerror or exc}", path=str(self.folder)) from None
+            finally:
+                if changed:
+                    self._save(known)
             return changed
 
     def clear(self) -> None:
@@ -78,6 +83,8 @@ class NoteMirror:
 
     def _write(self, path: str, data: bytes) -> None:
         target = self._target(path)
+        if target.is_dir():  # a folder of the same name was deleted from the store
+            shutil.rmtree(target)
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
