@@ -182,3 +182,13 @@ def test_a_kind_registered_in_the_table_is_handled_everywhere(tmp_path: Path) ->
                    for f in report.findings)
     assert kind_of_file("Habits.md") is None  # the table is as it was
     assert [k.name for k in all_kinds()] == [FACT.name, LESSON.name, PROPOSAL.name]
+
+
+def test_the_cli_says_where_a_colliding_proposal_was_stored(cli, vault_dir: Path) -> None:
+    _collide(vault_dir)
+    out = cli("accept", "abc123")
+    assert "I prefer tea to coffee" in out.stdout
+    stored = json.loads(cli("memory", "list", "--all", "--json").stdout)["facts"]
+    new_id = next(f["id"] for f in stored if f["text"] == "I prefer tea to coffee")
+    assert f"stored as {new_id}, not abc123" in out.stdout
+    assert json.loads(cli("proposals", "list", "--json").stdout)["proposals"] == []

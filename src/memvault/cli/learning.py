@@ -159,15 +159,15 @@ def replay(ctx: click.Context, fix: bool) -> None:
     """
     report = state(ctx).vault().lifecycle.replay(fix=fix)
     if wants_json(ctx):
-        print_json(report)
+        print_json(report.to_dict())
     else:
-        console().print(f"{report['records']} record(s); {len(report['drift'])} differ from "
-                        f"the journal; {report['fixed']} fixed; {len(report['ranks'])} with "
+        console().print(f"{report.records} record(s); {len(report.drift)} differ from "
+                        f"the journal; {report.fixed} fixed; {len(report.ranks)} with "
                         "feedback")
-        for d in report["drift"]:
-            console().print(f"  {d['id']} ({esc(d['file'])}): markdown {d['markdown']}, "
-                            f"journal {d['journal']}")
-    if report["drift"] and not fix:
+        for d in report.drift:
+            console().print(f"  {d.id} ({esc(d.file)}): markdown {d.markdown}, "
+                            f"journal {d.journal}")
+    if report.drift and not fix:
         ctx.exit(1)
 
 

@@ -56,6 +56,35 @@ def _add_feedback(out: dict[str, float], data: bytes, scope: str) -> None:
         out[rec] = round(out.get(rec, 0.0) + RANK_WEIGHTS.get(str(ev.get("outcome")), 0.0), 3)
 
 
+@dataclass(slots=True)
+class StatusDrift:
+    """A record whose status in the Markdown differs from the journal's."""
+
+    id: str
+    file: str
+    markdown: str
+    journal: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "file": self.file, "markdown": self.markdown,
+                "journal": self.journal}
+
+
+@dataclass(slots=True)
+class ReplayReport:
+    """What `replay` found: how many records it read, the drifted ones, how many it
+    fixed, and the rank of every record with feedback."""
+
+    records: int
+    drift: list[StatusDrift]
+    fixed: int
+    ranks: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"records": self.records, "drift": [d.to_dict() for d in self.drift],
+                "fixed": self.fixed, "ranks": self.ranks}
+
+
 def _record(item: BulletItem, kind: RecordKind) -> Record:
     return record_from_item(item, kind.record_type, kind.categories)
 
@@ -222,16 +251,13 @@ class LifecycleService:
     def rank(self, record_id: str) -> float:
         return self.ranks().get(record_id, 0.0)
 
-    def replay(self, *, fix: bool = False) -> dict[str, Any]:
-        """Rebuild lifecycle state from the journal and compare it with the Markdown.
-
-        Returns {"records", "drift": [{id, file, markdown, journal}], "fixed", "ranks"}.
-        """
+    def replay(self, *, fix: bool = False) -> ReplayReport:
+        """Rebuild lifecycle state from the journal and compare it with the Markdown."""
         expected: dict[str, str] = {}
         for ev in self.vault.events.events(type_prefix="lifecycle"):
             if ev.get("status") in STATUSES:
                 expected[str(ev.get("record"))] = str(ev["status"])
-        drift = []
+        drift: list[StatusDrift] = []
         count = 0
         for path, kind in self._files():
             for item in load_bullet_file(self.vault.backend, path).doc.items:
@@ -239,14 +265,13 @@ class LifecycleService:
                 fact = _record(item, kind)
                 want = expected.get(fact.id)
                 if want is not None and fact.status != want:
-                    drift.append({"id": fact.id, "file": path, "markdown": fact.status,
-                                  "journal": want})
+                    drift.append(StatusDrift(fact.id, path, fact.status, want))
         fixed = 0
         if fix:
             for d in drift:
-                self._write_status_quietly(d["file"], d["id"], d["journal"])
+                self._write_status_quietly(d.file, d.id, d.journal)
                 fixed += 1
-        return {"records": count, "drift": drift, "fixed": fixed, "ranks": self.ranks()}
+        return ReplayReport(count, drift, fixed, self.ranks())
 
     def _write_status_quietly(self, path: str, record_id: str, status: str) -> None:
         def apply(doc: BulletDocument) -> None:
