@@ -21,11 +21,11 @@ GitHub backend (`--github`, or alone with `--only-github`): the real PyGithub cl
 HTTP against the loopback stand-in (tests/github_standin.py), real `memvault` processes on
 a vault whose journal is over 1 MB and that holds 200 notes. Per command: the requests
 made (reads, writes), blob downloads and commits (`search` reads the notes through its
-local copy, copied again only when a note's blob id changed), once with this machine's blob cache warm and once cold (first use
-on a machine); and the time of a `remember` with PyGithub's default spacing of requests
-(0.25 s apart, writes 1 s apart: MEMVAULT_GITHUB_THROTTLE=1, the default) next to the
-same with MEMVAULT_GITHUB_THROTTLE=0 (the stand-in answers in about a millisecond, so
-the difference is the spacing itself).
+local copy, copied again only when a note's blob id changed), once with this machine's
+blob cache warm and once cold (first use on a machine); and the time of a `remember`
+with PyGithub's default spacing of requests (0.25 s apart, writes 1 s apart:
+MEMVAULT_GITHUB_THROTTLE=1, the default) next to the same with MEMVAULT_GITHUB_THROTTLE=0
+(the stand-in answers in about a millisecond, so the difference is the spacing itself).
 
     python benchmarks/bench_sync.py
     python benchmarks/bench_sync.py --facts 500 --runs 3 --samples 5

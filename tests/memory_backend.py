@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from memvault.backends.base import (ANY, MISSING, Blob, Capabilities, Change, Expected,
-                                    check_not_policy)
+from memvault.backends import base
+from memvault.backends.base import ANY, MISSING, Blob, Capabilities, Change, Expected
 from memvault.backends.registry import register
 from memvault.config import Config
 from memvault.core.paths import clean_vault_path
@@ -67,7 +67,7 @@ class MemoryBackend:
     def commit(self, changes: Sequence[Change], *, message: str = "") -> None:
         with self._lock:
             for ch in changes:  # check all of them before changing any
-                check_not_policy(clean_vault_path(ch.path))
+                base.check_not_policy(clean_vault_path(ch.path))
                 current = self.read(ch.path)
                 if ch.expected is MISSING and current is not None:
                     raise Conflict("already exists", path=ch.path)
