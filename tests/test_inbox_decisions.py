@@ -114,3 +114,76 @@ def test_a_ticked_box_is_accepted_the_same_way_by_the_cli_and_mcp(vault_dir: Pat
     assert {f["text"] for f in json.loads(listed.stdout)["facts"]} == {"I like jazz",
                                                                       "I run on Sundays"}
     assert f"inbox: accepted {three_proposals[2]}" in listed.stderr
+
+
+def test_one_bad_ticked_line_holds_only_itself_and_is_reported_once(
+        vault_dir: Path, three_proposals) -> None:
+    """A ticked line whose text memvault cannot accept (here edited by hand into a
+    heading) stays ticked and pending; every other decision in the same inbox still takes
+    effect; commands say so once, doctor every time."""
+    jazz, lisbon, sundays = three_proposals
+    path = vault_dir / INBOX
+    text = path.read_text()
+    text = text.replace("- [ ] I like jazz", "- [x] # I like jazz")
+    text = text.replace("- [ ] I run on Sundays", "- [x] I run on Sundays")
+    text = "".join(ln for ln in text.splitlines(keepends=True) if "Lisbon" not in ln)
+    path.write_text(text)
+    bad_line = next(n for n, ln in enumerate(text.splitlines(), 1) if jazz in ln)
+
+    first = run_memvault("--vault", str(vault_dir), "memory", "list", "--json")
+    assert first.returncode == 0, first.stderr
+    assert [f["text"] for f in json.loads(first.stdout)["facts"]] == ["I run on Sundays"]
+    assert f"inbox: accepted {sundays}" in first.stderr
+    assert f"inbox: rejected {lisbon}" in first.stderr
+    warnings = [ln for ln in first.stderr.splitlines() if ln.startswith("warning:")]
+    assert len(warnings) == 1, first.stderr
+    assert f"{INBOX}:{bad_line}: ticked proposal {jazz}" in warnings[0]
+    assert "heading" in warnings[0]
+    assert f"- [x] # I like jazz" in path.read_text()
+    assert _pending(vault_dir) == {jazz}
+
+    again = run_memvault("--vault", str(vault_dir), "memory", "list")
+    assert again.returncode == 0, again.stderr
+    assert again.stderr == ""  # said once
+
+    doctor = run_memvault("--vault", str(vault_dir), "doctor", "--json")
+    assert doctor.returncode == 1
+    held = [f for f in json.loads(doctor.stdout)["findings"] if jazz in f["message"]]
+    assert [(f["path"], f["line"], f["severity"]) for f in held] == [(INBOX, bad_line,
+                                                                      "warning")]
+    doctor_again = run_memvault("--vault", str(vault_dir), "doctor")
+    assert jazz in doctor_again.stdout + doctor_again.stderr  # doctor keeps listing it
+
+    path.write_text(path.read_text().replace("# I like jazz", "> I like jazz"))  # changed
+    changed = run_memvault("--vault", str(vault_dir), "memory", "list")
+    assert f"ticked proposal {jazz}" in changed.stderr and "quote" in changed.stderr
+    assert run_memvault("--vault", str(vault_dir), "memory", "list").stderr == ""
+
+    path.write_text(path.read_text().replace("> I like jazz", "I like jazz"))  # fixed
+    fixed = run_memvault("--vault", str(vault_dir), "memory", "list", "--json")
+    assert f"inbox: accepted {jazz}" in fixed.stderr
+    assert {f["text"] for f in json.loads(fixed.stdout)["facts"]} == {"I like jazz",
+                                                                     "I run on Sundays"}
+    assert _pending(vault_dir) == set()
+
+
+def test_a_held_line_is_logged_once_by_the_mcp_server(vault_dir: Path, three_proposals,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    from tests.mcp_helpers import in_process, ok, run
+
+    jazz, _, sundays = three_proposals
+    path = vault_dir / INBOX
+    path.write_text(path.read_text().replace("- [ ] I like jazz", "- [x] > I like jazz")
+                    .replace("- [ ] I run on Sundays", "- [x] I run on Sundays"))
+
+    async def body() -> None:
+        async with in_process(vault_dir) as client:
+            for _ in range(3):
+                listed = await ok(client, "memory_list", {})
+                assert [f["text"] for f in listed["facts"]] == ["I run on Sundays"]
+
+    with caplog.at_level("WARNING"):
+        run(body)
+    held = [r.getMessage() for r in caplog.records if f"ticked proposal {jazz}" in
+            r.getMessage()]
+    assert len(held) == 1 and held[0].startswith(f"{INBOX}:"), held

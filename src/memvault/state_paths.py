@@ -11,7 +11,9 @@ Two kinds of file live there:
   the `safety/` net (last-known copies of the memory files; it also ignores itself with
   its own `.gitignore`, so vaults made before it existed keep it out of git too), and
   `pending-forgets.jsonl` (content-free intents of forgets a crash may have interrupted;
-  the next command completes them on this machine).
+  the next command completes them on this machine). `safety/notices.json` remembers which
+  standing problems (a ticked Inbox line memvault cannot accept) commands have already
+  mentioned, as content-free hashes.
 
 Every other module takes these names from here; none spells the folder itself. Pure
 constants, no I/O, cheap to import.
@@ -35,6 +37,7 @@ INDEX = state_path("index.sqlite")
 LOCK = state_path("lock")
 SAFETY = state_path("safety")  # the safety net: last-known copies of memory files
 PENDING_FORGETS = state_path("pending-forgets.jsonl")  # forgets a crash left unfinished
+NOTICES = state_path("safety/notices.json")  # which standing problems a command has told
 # In the copy of a remote store's notes that search indexes (a cache folder, never a vault):
 MIRROR_MANIFEST = state_path("mirror.json")  # path -> the version each copy was made at
 MIRROR_LOCK = state_path("mirror.lock")

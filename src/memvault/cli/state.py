@@ -45,6 +45,8 @@ class AppState:
             edits = self._vault.apply_inbox_edits()  # boxes ticked / lines deleted count now
             if edits.problem:
                 warn(f"inbox edits not applied: {edits.problem}")
+            for held in edits.to_report:  # said once; `memvault doctor` keeps listing it
+                warn(str(held))
             if not self.quiet:
                 for action, record in edits.applied:
                     sys.stderr.write(printable(f"inbox: {action} {record.id} "

@@ -83,6 +83,8 @@ class VaultSession:
                     edits = vault.apply_inbox_edits()
                     if edits.problem:
                         log.warning("inbox edits not applied: %s", edits.problem)
+                    for held in edits.to_report:
+                        log.warning("%s", held)
                     for action, record in edits.applied:
                         log.info("inbox: %s %s", action, record.id)
                 yield vault

@@ -82,12 +82,14 @@ def registered_checks() -> tuple[list[Check], list[Repair]]:
     here, when doctor runs, so no other command pays for them."""
     from memvault.services.git_doctor import fix_driver, sync_doctor_findings
     from memvault.services.policy import notes_doctor_findings
+    from memvault.services.proposals import held_ticks_findings
     from memvault.services.recovery import recovery_doctor_findings
     from memvault.services.search import unreadable_notes_check
     from memvault.services.tidy import tidy_findings, tidy_journal
 
     checks: list[Check] = [sync_doctor_findings, tidy_findings, unreadable_notes_check,
-                           notes_doctor_findings, recovery_doctor_findings]
+                           notes_doctor_findings, recovery_doctor_findings,
+                           held_ticks_findings]
     repairs: list[Repair] = [fix_driver, tidy_journal]
     return checks, repairs
 

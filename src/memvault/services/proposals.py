@@ -14,6 +14,9 @@ A proposal is a task bullet in Inbox.md (the shared bullet grammar)::
 - `apply_inbox_edits` applies what the user did in Obsidian: a ticked box accepts, a
   deleted line rejects (only when the inbox was read whole: an empty, truncated or
   symlinked Inbox.md rejects nothing). It writes nothing when there is nothing to apply.
+  A ticked line that cannot be accepted (its text breaks the text rule, say) is *held*:
+  it stays ticked and pending, the other decisions still take effect, and the line is
+  reported with its file, line and reason (`held_ticks` lists them for doctor).
   Front ends call it through `Vault.apply_inbox_edits()`, once per command or tool call.
 
 This service never writes Policy.md or any limit: an accepted proposal is only text.
@@ -22,7 +25,7 @@ This service never writes Policy.md or any limit: an accepted proposal is only t
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from memvault.backends.base import Blob
@@ -30,7 +33,7 @@ from memvault.core.bullets import BulletDocument, parse_bullets, render_new_item
 from memvault.core.kinds import PROPOSAL, kind_named, proposable_kinds
 from memvault.core.records import (INBOX_CATEGORIES, Proposal, Record, check_category,
                                    check_record_text, match_key, record_from_item)
-from memvault.errors import InvalidInput
+from memvault.errors import InvalidInput, VaultError
 from memvault.state_paths import EVENTS
 from memvault.services.bullet_files import (NoChange, derived_record_id, edit_bullet_file,
                                             find_one, ids_beside, ids_in_files,
@@ -40,7 +43,8 @@ from memvault.services.safety_net import SafetyNet, Seen
 from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
-    from memvault.services.vault import InboxDecision, Vault
+    from memvault.services.doctor import Finding
+    from memvault.services.vault import Vault
 
 MAX_PER_TURN = 3
 __all__ = ["INBOX_CATEGORIES", "ProposalService", "ProposeResult", "why_not_intact"]
@@ -63,6 +67,47 @@ class ProposeResult:
         return {"status": self.status, "text": self.text,
                 "proposal": self.proposal.to_dict() if self.proposal else None,
                 "existing_id": self.existing_id}
+
+
+@dataclass(frozen=True, slots=True)
+class HeldTick:
+    """A ticked proposal that could not be accepted. It stays in the inbox, ticked and
+    pending, until the person rewords or unticks it."""
+
+    path: str
+    line: int
+    id: str
+    text: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        return (f"ticked proposal {self.id} cannot be accepted and stays pending (edit the "
+                f"line or untick it): {self.reason}")
+
+    @property
+    def key(self) -> str:
+        """Who it is: the same proposal, text and reason (not the line number, which
+        moves when other lines change)."""
+        return "\0".join((self.path, self.id, self.text, self.reason))
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+InboxDecision = Literal["accepted", "rejected"]
+
+
+@dataclass(slots=True)
+class InboxEdits:
+    """What applying Inbox.md did: `applied` holds (action, record) pairs, action being
+    "accepted" or "rejected"; `held` the ticked lines left pending; `to_report` those of
+    them no command has mentioned yet; `problem` when the inbox could not be read."""
+
+    applied: list[tuple[InboxDecision, Record]] = field(default_factory=list)
+    held: list[HeldTick] = field(default_factory=list)
+    problem: str | None = None
+    to_report: list[HeldTick] = field(default_factory=list)
 
 
 def _now() -> int:
@@ -295,11 +340,12 @@ class ProposalService:
         return pending
 
     @one_commit("memvault: apply inbox edits")
-    def apply_inbox_edits(self) -> list[tuple[InboxDecision, Record]]:
-        """Accept ticked proposals and reject deleted ones. Returns (action, record).
+    def apply_inbox_edits(self) -> InboxEdits:
+        """Accept ticked proposals and reject deleted ones.
 
         The inbox is read settled (a save in progress is waited for). A ticked box is the
-        user's explicit decision and is applied from any readable inbox. A *missing* line
+        user's explicit decision and is applied from any readable inbox; one that cannot
+        be accepted is held (see `HeldTick`) and never stops the others. A *missing* line
         rejects its proposal only when the read is intact (`why_not_intact`): an empty,
         missing, truncated or symlinked Inbox.md rejects nothing, since those are not the
         user deleting lines.
@@ -308,18 +354,20 @@ class ProposalService:
         seen = net.seen(self.path)
         blob = read_settled(self.backend, self.path, seen)
         if blob is not None and blob.linked_to is not None:
-            return []  # never decide anything from another file's lines
+            return InboxEdits()  # never decide anything from another file's lines
         doc = parse_bullets(blob.data) if blob is not None else parse_bullets(b"")
-        ticked = [record_from_item(it, Proposal, INBOX_CATEGORIES) for it in doc.items
-                  if it.task in ("x", "X") and it.editable and not it.provisional]
-        done: list[tuple[InboxDecision, Record]] = []
-        for p in ticked:
-            done.append(("accepted", self.accept(p.id)))
+        edits = InboxEdits()
+        for item in self._ticked(doc):
+            p = record_from_item(item, Proposal, INBOX_CATEGORIES)
+            try:
+                edits.applied.append(("accepted", self.accept(p.id)))
+            except VaultError as exc:
+                edits.held.append(HeldTick(self.path, item.line_no, p.id, p.text, str(exc)))
         if why_not_intact(blob, seen) is not None:
-            return done
+            return edits
         pending = self.pending_ids()
         if not pending:
-            return done
+            return edits
         present = {it.id for it in load_bullet_file(self.backend, self.path).doc.items}
         for pid, ev in pending.items():
             if pid in present:
@@ -331,10 +379,27 @@ class ProposalService:
                     not self._accepted_with_text(text):
                 self.vault.tombstones.add(text, pid, kind="rejected")
                 self.vault.events.append("proposal.rejected", record=pid, via="inbox-deletion")
-                done.append(("rejected", fact))
+                edits.applied.append(("rejected", fact))
             else:
                 self.vault.events.append("proposal.withdrawn", record=pid)
-        return done
+        return edits
+
+    @staticmethod
+    def _ticked(doc: BulletDocument) -> list[Any]:
+        return [it for it in doc.items
+                if it.task in ("x", "X") and it.editable and not it.provisional]
+
+    def held_ticks(self) -> list[HeldTick]:
+        """Ticked lines whose text memvault cannot accept, as the inbox is now (doctor
+        reports them; nothing is applied or written)."""
+        loaded = load_bullet_file(self.backend, self.path)
+        held = []
+        for item in self._ticked(loaded.doc):
+            try:
+                check_record_text(item.text)
+            except VaultError as exc:
+                held.append(HeldTick(self.path, item.line_no, item.id, item.text, str(exc)))
+        return held
 
 
 def why_not_intact(blob: Blob | None, seen: Seen | None) -> str | None:
@@ -356,3 +421,10 @@ def why_not_intact(blob: Blob | None, seen: Seen | None) -> str | None:
             and seen.copy.endswith(b"\n") and not data.endswith(b"\n"):
         return "it ends in the middle of a line"
     return None
+
+
+def held_ticks_findings(vault: Vault) -> list[Finding]:
+    """Doctor lists every held ticked line, each time it runs (commands say each once)."""
+    from memvault.services.doctor import Finding
+
+    return [Finding("warning", h.path, h.message, h.line) for h in vault.proposals.held_ticks()]

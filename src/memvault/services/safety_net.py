@@ -119,11 +119,11 @@ class SafetyNet:
                 "size": len(data), "ids": sorted(record_ids(doc) if ids is None else ids),
                 "copy": copy}
         payload = json.dumps(head).encode() + b"\n" + (data if copy else b"")
-        self._ensure_ignored()
+        self.ensure_ignored()
         self.backend.write(self.seen_path(path), payload, expected=ANY,
                            message="memvault: safety net")
 
-    def _ensure_ignored(self) -> None:
+    def ensure_ignored(self) -> None:
         """The folder carries its own `.gitignore` ("*"), so it stays out of git in any
         vault, whatever the vault's own ignore rules say."""
         if self._ignored:
@@ -208,5 +208,5 @@ class SafetyNet:
         lines = [json.dumps(it.to_dict()).encode() + b"\n" for it in items]  # \udcNN-safe
         while lines and sum(map(len, lines)) > MAX_LOST_BYTES:
             lines.pop(0)  # the oldest go first
-        self._ensure_ignored()
+        self.ensure_ignored()
         self.backend.write(LOST, b"".join(lines), expected=ANY, message="memvault: safety net")

@@ -8,10 +8,9 @@ command pays only for what it touches.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from memvault.backends.base import Backend
 from memvault.config import Config, locate_vault, parse_config
@@ -21,7 +20,6 @@ from memvault.services.migrations import CURRENT_FORMAT, upgrade
 from memvault.state_paths import CONFIG, PENDING_FORGETS
 
 if TYPE_CHECKING:
-    from memvault.core.records import Record
     from memvault.services.journal import EventLog, Tombstones
     from memvault.services.context import ContextService
     from memvault.services.controls import ControlService
@@ -33,7 +31,7 @@ if TYPE_CHECKING:
     from memvault.services.memory import MemoryService
     from memvault.services.policy import PolicyService
     from memvault.services.profile import ProfileService
-    from memvault.services.proposals import ProposalService
+    from memvault.services.proposals import InboxEdits, ProposalService
     from memvault.services.recall import RecallService
     from memvault.services.records import RecordService
     from memvault.services.recovery import RecoveryService
@@ -41,18 +39,6 @@ if TYPE_CHECKING:
     from memvault.services.search import SearchService
     from memvault.services.trades import TradeService
     from memvault.services.transfer import TransferService
-
-
-InboxDecision = Literal["accepted", "rejected"]
-
-
-@dataclass(slots=True)
-class InboxEdits:
-    """What `Vault.apply_inbox_edits` did: (action, record) pairs, action being
-    "accepted" or "rejected"; `problem` when the inbox could not be read."""
-
-    applied: list[tuple[InboxDecision, Record]] = field(default_factory=list)
-    problem: str | None = None
 
 
 class Vault:
@@ -296,16 +282,25 @@ class Vault:
         Every front end calls this once when it opens the vault for a command or a tool
         call, before doing anything else, so Obsidian edits count wherever the user looks
         next. It never raises: a problem reading the inbox is returned as `problem`, the
-        inbox is left as it is, and the command goes on.
+        inbox is left as it is, and the command goes on. A ticked line that cannot be
+        accepted is held (`held`) without stopping the others; `to_report` lists the held
+        lines no command has mentioned yet, so front ends say each once (doctor lists
+        them every time).
         """
         from memvault.errors import VaultError
+        from memvault.services.notices import not_yet_told
+        from memvault.services.proposals import InboxEdits
 
         if self._inbox_as_written():
             return InboxEdits()
         try:
-            return InboxEdits(self.proposals.apply_inbox_edits())
+            edits = self.proposals.apply_inbox_edits()
         except VaultError as exc:
-            return InboxEdits([], str(exc))
+            return InboxEdits(problem=str(exc))
+        fresh = not_yet_told(self.backend, f"held-ticks:{self.layout.inbox}",
+                             [h.key for h in edits.held])
+        edits.to_report = [h for h in edits.held if h.key in fresh]
+        return edits
 
     def _inbox_as_written(self) -> bool:
         """True when the user cannot have decided anything in Inbox.md since memvault

@@ -282,6 +282,9 @@ class VaultWatcher:
         if edits.problem:
             self._emit(WatchEvent("!", "file", self.vault.layout.inbox,
                                   message=f"inbox decisions not applied: {edits.problem}"))
+        for held in edits.to_report:
+            self._emit(WatchEvent("!", "file", held.path,
+                                  message=f"line {held.line}: {held.message}"))
         for action, record in edits.applied:
             self._emit(WatchEvent("✓", "proposal", self.vault.layout.inbox, record.id,
                                   record.text, action))
