@@ -38,7 +38,8 @@ _NEGATION = re.compile(r"\b(not|never|no longer|don'?t|do not|doesn'?t|stopped|a
 
 @dataclass(frozen=True, slots=True)
 class Observation:
-    """One validated trade: its event id, Unix time, local day and the two assets."""
+    """One validated trade: its id as evidence names it (the trade hash), Unix time,
+    local day and the two assets."""
 
     event_id: str
     ts: int

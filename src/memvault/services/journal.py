@@ -4,6 +4,12 @@ Both are append-only JSON lines, committed with the vault and merged across mach
 unions of lines. Event ids dedupe retries: appending an event whose id is already there
 does nothing. A torn last line (a crash mid-append) is skipped when reading.
 
+The journal is shared by every principal of the vault, so an event is known by its
+principal and its id together (`event_key`): readers and the merge clean-up settle
+duplicates by that pair. New ids are unique per principal as well: an id derived from
+content (a trade hash, an idempotency key a caller passes) is the principal's own
+(`principal_event_id`), so two principals recording the same trade write two events.
+
 Tombstones are content-free: a keyed hash (HMAC-SHA256 with the vault's
 `tombstone_salt`) of the text's match key (`core.records.match_key`: NFKC, case folded,
 invisible characters removed), the record id and the time; never the text. Keys written
@@ -22,11 +28,30 @@ from typing import Any
 
 from memvault.backends.base import Backend
 from memvault.core.records import match_key, tombstone_keys
+from memvault.layout import DEFAULT_SCOPE
 from memvault.state_paths import EVENTS, TOMBSTONES
 
 
 def new_event_id(prefix: str = "ev") -> str:
     return f"{prefix}-{int(time.time())}-{secrets.token_hex(4)}"
+
+
+def principal_event_id(key: str, scope: str) -> str:
+    """The event id for `key` (a trade hash, a caller's idempotency key) as one
+    principal's: the default principal keeps `key` itself (as memvault always wrote it),
+    another principal's is `<scope>:<key>` (scope names hold no ':')."""
+    if scope == DEFAULT_SCOPE or key.startswith(f"{scope}:"):
+        return key
+    return f"{scope}:{key}"
+
+
+def event_key(ev: dict[str, Any]) -> tuple[str, Any] | None:
+    """What makes an event the same event: its principal and its id (None without an
+    id). Journals written before ids were made per principal may hold two principals'
+    events under one id; they stay two events."""
+    if "id" not in ev:
+        return None
+    return str(ev.get("scope", DEFAULT_SCOPE)), ev["id"]
 
 
 def _iter_json_lines(data: bytes) -> Iterator[dict[str, Any]]:
@@ -51,7 +76,7 @@ def scan_events(data: bytes, type_prefixes: tuple[str, ...], *,
     `scope`, only that principal's events.
     """
     needles = tuple(b'"' + t.encode() for t in type_prefixes)
-    seen: set[Any] = set()
+    seen: set[tuple[str, Any]] = set()
     for raw in data.split(b"\n"):
         if not any(n in raw for n in needles):
             continue
@@ -63,10 +88,11 @@ def scan_events(data: bytes, type_prefixes: tuple[str, ...], *,
             continue
         if scope is not None and ev.get("scope", "default") != scope:
             continue
-        if "id" in ev:  # a union merge may hold one event twice: read it once
-            if ev["id"] in seen:
+        key = event_key(ev)
+        if key is not None:  # a union merge may hold one event twice: read it once
+            if key in seen:
                 continue
-            seen.add(ev["id"])
+            seen.add(key)
         yield ev
 
 
@@ -129,14 +155,17 @@ class EventLog:
         return self.append_many([{"type": type_, "id": event_id, **fields}]) == 1
 
     def append_many(self, events: Iterable[dict[str, Any]]) -> int:
-        """Append events (skipping ids already present); returns how many were added."""
+        """Append events (skipping ids already present); returns how many were added.
+        An id the caller gives is made this principal's own (`principal_event_id`)."""
         with self.backend.lock():
             blob = self.backend.read(EVENTS)
             existing = _event_ids(blob.data) if blob else set()
             chunks = []
             for ev in events:
                 ev = dict(ev)
-                ev["id"] = ev.get("id") or new_event_id()
+                given = ev.get("id")
+                ev["id"] = principal_event_id(str(given), str(ev.get("scope", self.scope))) \
+                    if given else new_event_id()
                 if ev["id"] in existing:
                     continue
                 existing.add(ev["id"])
@@ -219,9 +248,9 @@ def without_erased_history(events: Iterable[dict[str, Any]]) -> list[dict[str, A
     """Events once each (by id), minus those of permanently forgotten records (their
     content-free `fact.forgotten` events stay)."""
     unique: list[dict[str, Any]] = []
-    seen: set[Any] = set()
+    seen: set[tuple[str, Any]] = set()
     for ev in events:
-        key = ev.get("id")
+        key = event_key(ev)
         if key is not None:
             if key in seen:
                 continue

@@ -76,4 +76,4 @@ def _observation(ev: dict[str, Any]) -> Observation | None:
     a, b = trade.get("asset_in"), trade.get("asset_out")
     if not isinstance(a, str) or not isinstance(b, str) or not ts:
         return None
-    return Observation(str(ev["id"]), ts, str(day), a, b)
+    return Observation(str(trade.get("hash") or ev["id"]), ts, str(day), a, b)

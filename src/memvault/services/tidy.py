@@ -218,7 +218,7 @@ def tidy_journal(vault: Vault) -> list[str]:
     from memvault.backends.base import MISSING
     from memvault.services.journal import EventLog
     from memvault.errors import Conflict
-    from memvault.services.journal import erased_records
+    from memvault.services.journal import erased_records, event_key
     from memvault.state_paths import EVENTS, JOURNALS
 
     notes: list[str] = []
@@ -229,7 +229,7 @@ def tidy_journal(vault: Vault) -> list[str]:
             if blob is None:
                 continue
             kept: list[bytes] = []
-            seen: set[bytes] = set()
+            seen: set[Any] = set()
             markers = twice = 0
             for raw in blob.data.split(b"\n"):
                 if not raw.strip():
@@ -237,10 +237,10 @@ def tidy_journal(vault: Vault) -> list[str]:
                 if raw.startswith(_MARKERS):
                     markers += 1
                     continue
-                key = raw
-                if path == EVENTS:
+                key: Any = raw
+                if path == EVENTS:  # the same event: same principal and id
                     try:
-                        key = str(json.loads(raw).get("id", raw)).encode()
+                        key = event_key(json.loads(raw)) or raw
                     except (ValueError, AttributeError):
                         pass
                 if key in seen:

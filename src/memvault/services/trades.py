@@ -4,7 +4,8 @@
 then, under the backend lock, writes as ONE `backend.commit` (all files or none):
 `Trades/<hash>.md`, `Reflections/<hash>.md`, the appended lines of each
 `Journal/<date>.md` and `.memvault/events.jsonl` with one `trade` event per new trade
-(event id = hash). Dates follow the trade's time in the Profile.md time zone (UTC when
+(its id is the hash, made this principal's own: `journal.principal_event_id`, so the same
+hash recorded by two principals is two events). Dates follow the trade's time in the Profile.md time zone (UTC when
 unset).
 
 Idempotent: a hash already in the journal (or whose note matches) is "already
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memvault.backends.base import MISSING, Change
 from memvault.core.frontmatter import parse_frontmatter
 from memvault.errors import Conflict, InvalidInput, NotFound, ReadOnly
-from memvault.services.journal import scan_events
+from memvault.services.journal import principal_event_id, scan_events
 from memvault.services.settle import read_settled_file
 from memvault.state_paths import EVENTS
 from memvault.services.one_commit import one_commit
@@ -163,7 +164,7 @@ class TradeService:
             changes.append(Change(self.reflection_path(h),
                                   reflection_note(data, local, tz_name).encode(), MISSING))
             by_day.setdefault(local.date().isoformat(), []).append((data, local))
-            event = {"id": h, "ts": int(_dt.datetime.fromisoformat(
+            event = {"id": principal_event_id(h, self.layout.scope_name), "ts": int(_dt.datetime.fromisoformat(
                 str(data["timestamp"]).replace("Z", "+00:00")).timestamp()),
                 "type": "trade", "scope": self.layout.scope_name,
                 "date": local.date().isoformat(), "fingerprint": canonical_fp(data),
@@ -286,10 +287,12 @@ class TradeService:
 
 
 def _trade_events(data: bytes, scope: str) -> dict[str, dict[str, Any]]:
+    """This principal's trade events by trade hash (whatever form their id has)."""
     out: dict[str, dict[str, Any]] = {}
     for ev in scan_events(data, ("trade",), scope=scope):
-        if ev.get("type") == "trade" and ev.get("id"):
-            out.setdefault(str(ev["id"]), ev)
+        trade = ev.get("trade")
+        if ev.get("type") == "trade" and isinstance(trade, dict) and trade.get("hash"):
+            out.setdefault(str(trade["hash"]), ev)
     return out
 
 
