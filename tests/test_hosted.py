@@ -208,3 +208,45 @@ def test_a_missing_postgres_fails_under_ci_and_skips_elsewhere(
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match="PostgreSQL needed.*no binaries"):
         no_postgres("no binaries")
+
+
+FORGOTTEN = "Drinks café au lait at nine"
+DISGUISES = ["Drinks cafe\u0301 au lait at nine",  # decomposed accent (NFD)
+             "Drinks caf\u200be\u0301 au lait at nine".replace("e\u0301", "é"),  # zero-width
+             "ＤＲＩＮＫＳ café au lait at nine",  # full-width letters
+             "DRINKS CAFÉ AU LAIT AT NINE",  # case
+             "Drinks\u00a0café au  lait at nine\u2060"]  # odd spaces, word joiner
+
+
+def test_a_forgotten_document_stays_forgotten_in_every_disguise(hm: HostedMemory) -> None:
+    """The same notion of "the same text" as the vault (core.records.match_key)."""
+    hm.put("p", "coffee", FORGOTTEN)
+    hm.forget("p", "coffee")
+    for n, text in enumerate(DISGUISES):
+        assert hm.is_forgotten("p", text), text
+        assert hm.apply_event("p", f"ev-{n}", doc_id=f"d{n}", content=text
+                              ).status == "tombstoned", text
+    assert [r.status for r in hm.import_documents("p", [("x", DISGUISES[0], "preference")])
+            ] == ["tombstoned"]
+    assert not hm.is_forgotten("p", "Drinks tea at nine")
+    assert hm.list("p") == []
+    hm.put("p", "coffee", DISGUISES[2])  # the user saying it again lifts it, in any form
+    assert not any(hm.is_forgotten("p", text) for text in [FORGOTTEN, *DISGUISES])
+
+
+def test_a_tombstone_stored_before_match_keys_is_still_honoured(hm: HostedMemory) -> None:
+    """A database whose tombstones were keyed by the older case-and-whitespace form (what
+    hosted mode wrote before it used match keys) keeps them: the forgotten text and its
+    disguises are refused, and an explicit put lifts the old tombstone."""
+    import time
+
+    keys = hm._principal("p")  # the principal's own keyed hash, as the older code used it
+    old_form = " ".join(FORGOTTEN.casefold().split()).encode("utf-8")
+    with hm.store.transaction(keys.tag) as txn:
+        txn.add_marker(keys.keyed_hash("content", old_form), "tombstone", int(time.time()))
+    for n, text in enumerate([FORGOTTEN, *DISGUISES]):
+        assert hm.apply_event("p", f"ev-{n}", doc_id=f"d{n}", content=text
+                              ).status == "tombstoned", text
+    hm.put("p", "coffee", FORGOTTEN)
+    assert not hm.is_forgotten("p", FORGOTTEN)
+    assert hm.apply_event("p", "ev-after", doc_id="d", content=DISGUISES[0]).status == "applied"

@@ -3,8 +3,9 @@ new record text, and the keys by which two texts are "the same".
 
 `check_record_text` is the one rule every entry point applies to text about to become a
 fact, lesson or proposal (CLI, MCP, Python API, import, extraction). `match_key` is the
-comparison form used to find duplicates and tombstoned texts; `tombstone_keys` the
-content-free keys a forgotten or rejected text is remembered by.
+comparison form used to find duplicates and tombstoned texts; `tombstone_forms` every
+form a forgotten text may be remembered under (hosted mode hashes these), and
+`tombstone_keys` the vault's content-free keys made from them.
 """
 
 from __future__ import annotations
@@ -269,26 +270,31 @@ def match_key(text: str) -> str:
     return " ".join(folded.split())
 
 
-def tombstone_keys(salt: str, text: str) -> tuple[str, ...]:
-    """Every key `text` may be tombstoned under, for the vault's salt; the first is the
-    one new tombstones are written with.
+def tombstone_forms(text: str) -> tuple[str, ...]:
+    """Every comparison form `text` may have been tombstoned under; the first, its
+    `match_key`, is the one new tombstones are written with.
 
-    memvault 0.1.0 keyed tombstones by a plainer normalisation (case and whitespace
-    only); those keys are looked up too, for the text as given and for its composed
-    (NFC) and compatibility (NFKC) forms without invisible characters, so a text
-    forgotten before the upgrade stays forgotten, also when it comes back decomposed or
-    with a zero-width character. HMAC-SHA256, cut to 32 hex characters.
+    Before match keys, tombstones were keyed by a plainer normalisation (case and
+    whitespace only: the vault's 0.1.0 tombstones, and hosted mode's until it moved to
+    match keys). Those forms are looked up too, for the text as given and for its
+    composed (NFC) and compatibility (NFKC) forms without invisible characters, so a text
+    forgotten before the change stays forgotten, also when it comes back decomposed or
+    with a zero-width character.
     """
-    keys = [_hmac_key(salt, match_key(text)), _hmac_key(salt, normalise_text(text))]
+    forms = [match_key(text), normalise_text(text)]
     if not text.isascii():
         import unicodedata
 
         plain = strip_invisible(text)
-        for form in ("NFC", "NFKC"):
-            key = _hmac_key(salt, normalise_text(unicodedata.normalize(form, plain)))
-            if key not in keys:
-                keys.append(key)
-    return tuple(keys)
+        forms += [normalise_text(unicodedata.normalize(form, plain)) for form in ("NFC", "NFKC")]
+    return tuple(dict.fromkeys(forms))
+
+
+def tombstone_keys(salt: str, text: str) -> tuple[str, ...]:
+    """Every key `text` may be tombstoned under in a vault, for the vault's salt
+    (`tombstone_forms`, each HMAC-SHA256 cut to 32 hex characters); the first is the one
+    new tombstones are written with."""
+    return tuple(dict.fromkeys(_hmac_key(salt, form) for form in tombstone_forms(text)))
 
 
 def _hmac_key(salt: str, message: str) -> str:

@@ -6,9 +6,12 @@ keyed-hash tags and ciphertext. Bounds: a document is at most 1 MiB (1,048,576 b
 content); a principal holds at most 4,096 documents.
 
 Forgetting deletes the row and leaves a content-free tombstone (a keyed hash of the
-normalised content), and every applied event id is kept as a keyed hash, so replaying the
-event that created a forgotten document, or importing the same content again, does not
-bring it back. Only an explicit `put` by the app on the user's behalf lifts a tombstone.
+content's match key: the vault's notion of "the same text", so case, Unicode form and
+invisible characters do not disguise it), and every applied event id is kept as a keyed
+hash, so replaying the event that created a forgotten document, or importing the same
+content again, does not bring it back. Tombstones stored under the older case-and-
+whitespace form are still honoured. Only an explicit `put` by the app on the user's
+behalf lifts a tombstone.
 
 The service layer knows nothing of SQL: it talks to a `HostedStore` (hosted/store.py),
 the embedded SQLite file or a PostgreSQL server, chosen by `HostedMemory.open(target)`.
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memvault.core.bullets import normalise_text
+from memvault.core.records import tombstone_forms
 from memvault.errors import InvalidInput, NotFound
 from memvault.hosted.keyring import Keyring, unlock
 from memvault.hosted.keys import FORMAT_CURRENT, DecryptError, PrincipalKeys
@@ -105,12 +108,24 @@ def _check_kind(kind: str) -> str:
     return kind
 
 
-def _content_key(data: bytes) -> bytes:
-    """What a content tombstone hashes: normalised text, or the raw bytes."""
+def _content_keys(data: bytes) -> tuple[bytes, ...]:
+    """What a content tombstone may hash: every comparison form of the text (the first,
+    its match key, is what new tombstones hash; see `core.records.tombstone_forms`), or
+    the raw bytes of content that is not UTF-8."""
     try:
-        return normalise_text(data.decode("utf-8")).encode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return data
+        return (data,)
+    return tuple(form.encode("utf-8") for form in tombstone_forms(text))
+
+
+def _tombstones(keys: PrincipalKeys, data: bytes) -> list[bytes]:
+    """The keyed hashes a tombstone of `data` may be stored under (new ones first)."""
+    return [keys.keyed_hash("content", form) for form in _content_keys(data)]
+
+
+def _is_tombstoned(txn: PrincipalTxn, keys: PrincipalKeys, data: bytes) -> bool:
+    return any(txn.has_marker(key) is not None for key in _tombstones(keys, data))
 
 
 class HostedMemory:
@@ -241,7 +256,8 @@ class HostedMemory:
         with self.store.transaction(keys.tag) as txn:
             held = [txn.count()]
             for doc_id, data, kind in checked:
-                txn.remove_marker(keys.keyed_hash("content", _content_key(data)))
+                for key in _tombstones(keys, data):
+                    txn.remove_marker(key)
                 out.append(self._write(txn, keys, doc_id, data, kind, now, held))
         return out
 
@@ -285,8 +301,7 @@ class HostedMemory:
         if row is None:
             raise NotFound(f"no document with id {doc_id!r}")
         doc = self._open_row(keys, row)
-        txn.add_marker(keys.keyed_hash("content", _content_key(doc.content)), "tombstone",
-                       int(time.time()))
+        txn.add_marker(_tombstones(keys, doc.content)[0], "tombstone", int(time.time()))
         txn.delete(tag)
         return doc.info
 
@@ -299,16 +314,15 @@ class HostedMemory:
             rows = list(txn.rows())
             for row in rows:
                 doc = self._open_row(keys, row)
-                txn.add_marker(keys.keyed_hash("content", _content_key(doc.content)),
-                               "tombstone", now)
+                txn.add_marker(_tombstones(keys, doc.content)[0], "tombstone", now)
                 txn.delete(row.doc_tag)
         return len(rows)
 
     def is_forgotten(self, principal: str, content: str | bytes) -> bool:
         keys = self._principal(principal)
-        key = keys.keyed_hash("content", _content_key(_content_bytes(content)))
+        data = _content_bytes(content)
         with self.store.transaction(keys.tag, write=False) as txn:
-            return txn.has_marker(key) is not None
+            return _is_tombstoned(txn, keys, data)
 
     def apply_event(self, principal: str, event_id: str, *, op: str = "put",
                     doc_id: str, content: str | bytes | None = None,
@@ -339,7 +353,7 @@ class HostedMemory:
             info = None
             status = "applied"
             if data is not None:
-                if txn.has_marker(keys.keyed_hash("content", _content_key(data))):
+                if _is_tombstoned(txn, keys, data):
                     status = "tombstoned"
                 else:
                     info = self._write(txn, keys, doc_id, data, kind, now)
