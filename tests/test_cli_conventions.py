@@ -162,3 +162,22 @@ def test_a_missing_optional_part_is_one_line_naming_the_extra(vault_dir: Path, t
     assert done.returncode == 1, done.stderr
     assert done.stderr.endswith(f"is not installed: pip install 'memvault[{extra}]'\n")
     assert done.stderr.count("\n") == 1 and done.stdout == ""
+
+
+@pytest.mark.parametrize("blocked, package, extra", [
+    ("mcp", "memvault.mcp", "mcp"),
+    ("cryptography", "memvault.hosted", "hosted"),
+])
+def test_importing_a_part_without_its_extra_names_the_extra(blocked: str, package: str,
+                                                            extra: str) -> None:
+    """Python code importing memvault.mcp or memvault.hosted on an install without the
+    extra gets an ImportError whose one line says what to install."""
+    code = ("import sys; sys.modules[sys.argv[1]] = None\n"
+            "try:\n    __import__(sys.argv[2])\n"
+            "except ImportError as exc:\n    print(exc)\n    raise\n")
+    done = subprocess.run([sys.executable, "-c", code, blocked, package], capture_output=True,
+                          text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1
+    assert done.stdout.endswith(f"is not installed: pip install 'memvault[{extra}]'\n")
+    assert done.stdout.count("\n") == 1
+    assert done.stderr.splitlines()[-1].startswith("memvault.extras.ExtraNotInstalled: ")

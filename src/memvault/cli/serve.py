@@ -23,13 +23,13 @@ def serve(ctx: click.Context, access: str, watch: bool) -> None:
     Example: memvault --vault ~/Notes serve --access propose
     """
     from memvault.errors import UsageError
+    from memvault.extras import require
+
+    require("mcp")  # before anything of memvault.mcp, which needs the SDK
     from memvault.mcp.session import ACCESS_LEVELS
 
     if access not in ACCESS_LEVELS:
         raise UsageError(f"--access must be one of {', '.join(ACCESS_LEVELS)}, not {access!r}")
-    from memvault.extras import require
-
-    require("mcp")
     from memvault.mcp.server import serve_stdio
 
     st = state(ctx)

@@ -7,8 +7,13 @@
         hm.put("user-42", "answer-style", "Prefers short answers", kind="preference")
         print(hm.get("user-42", "answer-style").text)
 
-See docs/hosted.md. Nothing here is imported by the vault CLI.
+See docs/hosted.md. Nothing here is imported by the vault CLI. Without the `hosted`
+extra, importing this package fails with one line naming it.
 """
+
+from memvault.extras import check_installed
+
+check_installed("hosted")
 
 from memvault.hosted.keys import DecryptError
 from memvault.hosted.secrets import MIN_SECRET_CHARS, SecretError
