@@ -13,6 +13,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from memvault.backends.fs_lock import FileLock
 from memvault.core.bullets import parse_bullets
 
@@ -108,3 +110,45 @@ def test_the_lock_is_reentrant_and_shared_by_threads_of_one_process(tmp_path: Pa
         assert t.is_alive()  # another thread waits while this one holds it
     t.join(timeout=10)
     assert inside == ["nested", "thread"]
+
+
+INDEX_HOLDER = r"""
+import sys, time
+from pathlib import Path
+from tests import windows_sim
+if sys.argv[2] == "windows":
+    windows_sim.install()
+from memvault.index.store import IndexStore
+store = IndexStore(Path(sys.argv[1]), "Pilot")
+if sys.argv[3] == "hold":
+    with store.writer():
+        print("holding", flush=True)
+        time.sleep(0.8)
+else:
+    alive = store._writer_alive()
+    start = time.monotonic()
+    with store.writer():
+        print(f"{time.monotonic() - start:.3f} {alive}", flush=True)
+"""
+
+
+@pytest.mark.parametrize("platform", ["windows", "posix"])
+def test_the_search_index_writer_lock_excludes_another_process(tmp_path: Path,
+                                                                platform: str) -> None:
+    """Two processes updating the search index take turns, on Windows (simulated
+    `msvcrt.locking`) as on POSIX; the second also sees that a writer is alive, so it
+    does not mistake a build in progress for an interrupted one."""
+    (tmp_path / ".memvault").mkdir()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "src")]))
+    holder = subprocess.Popen([sys.executable, "-c", INDEX_HOLDER, str(tmp_path), platform,
+                               "hold"], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        waiter = subprocess.run([sys.executable, "-c", INDEX_HOLDER, str(tmp_path), platform,
+                                 "wait"], cwd=ROOT, env=env, capture_output=True, text=True,
+                                timeout=60)
+    finally:
+        holder.wait(timeout=30)
+    assert waiter.returncode == 0, waiter.stderr
+    waited, alive = waiter.stdout.split()
+    assert alive == "True" and float(waited) > 0.3

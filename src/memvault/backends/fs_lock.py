@@ -12,6 +12,9 @@ process share it through an `RLock`; nested `with` blocks are counted).
 
 The lock file is opened without following a symlink (where the system can), so a link
 planted at `.memvault/lock` can neither create nor lock a file elsewhere.
+
+`try_lock(fd)` / `unlock(fd)` are the same two mechanisms without waiting, for callers
+that poll with their own deadline (the search index's writer lock).
 """
 
 from __future__ import annotations
@@ -90,14 +93,39 @@ class FileLock:
     @staticmethod
     def _release(fd: int) -> None:
         try:
-            kind, module = _platform_locker()
-            if kind == "fcntl":
-                module.flock(fd, module.LOCK_UN)
-            else:
-                os.lseek(fd, 0, os.SEEK_SET)
-                module.locking(fd, module.LK_UNLCK, 1)
+            unlock(fd)
         finally:
             os.close(fd)
+
+
+def try_lock(fd: int) -> bool:
+    """Take the exclusive lock on the open file `fd` if no other process holds it; never
+    waits. `flock` on POSIX, a non-blocking lock of the first byte on Windows."""
+    kind, module = _platform_locker()
+    if kind == "fcntl":
+        try:
+            module.flock(fd, module.LOCK_EX | module.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+    os.lseek(fd, 0, os.SEEK_SET)
+    try:
+        module.locking(fd, module.LK_NBLCK, 1)
+    except OSError as exc:
+        if exc.errno in _STILL_LOCKED:
+            return False
+        raise
+    return True
+
+
+def unlock(fd: int) -> None:
+    """Give up the lock `try_lock` (or `FileLock`) took on `fd`."""
+    kind, module = _platform_locker()
+    if kind == "fcntl":
+        module.flock(fd, module.LOCK_UN)
+    else:
+        os.lseek(fd, 0, os.SEEK_SET)
+        module.locking(fd, module.LK_UNLCK, 1)
 
 
 def _msvcrt_lock(msvcrt: ModuleType, fd: int) -> None:

@@ -171,7 +171,11 @@ class IndexStore:
 
     @contextmanager
     def _writer(self) -> Iterator[None]:
-        """Exclusive among memvault processes (re-entrant within this one)."""
+        """Exclusive among memvault processes (re-entrant within this one): a lock on
+        `index.sqlite-lock` (`flock` on POSIX, a byte lock on Windows; see
+        `backends.fs_lock`), polled until LOCK_TIMEOUT."""
+        from memvault.backends.fs_lock import try_lock, unlock
+
         if self._lock_depth:
             self._lock_depth += 1
             try:
@@ -179,49 +183,45 @@ class IndexStore:
             finally:
                 self._lock_depth -= 1
             return
-        try:
-            import fcntl
-        except ImportError:  # no flock (Windows): SQLite's own locking still applies
-            yield
-            return
-        fd = os.open(f"{self.path}-lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = self._open_lock_file()
         try:
             deadline = time.monotonic() + LOCK_TIMEOUT
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise IndexUnavailable("another memvault process has been updating "
-                                               "the index for too long") from None
-                    time.sleep(0.05)
+            while not try_lock(fd):
+                if time.monotonic() > deadline:
+                    raise IndexUnavailable("another memvault process has been updating "
+                                           "the index for too long")
+                time.sleep(0.05)
             self._lock_depth = 1
             try:
                 yield
             finally:
                 self._lock_depth = 0
+                unlock(fd)
         finally:
             os.close(fd)
+
+    def _open_lock_file(self) -> int:
+        return os.open(f"{self.path}-lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0)
+                       | getattr(os, "O_CLOEXEC", 0), 0o644)
 
     def writer(self) -> Any:
         """The exclusive writer lock (for callers that store derived rows, e.g. vectors)."""
         return self._writer()
 
     def _writer_alive(self) -> bool:
+        """Whether another process holds the writer lock right now."""
+        from memvault.backends.fs_lock import try_lock, unlock
+
+        if self._lock_depth:
+            return True  # this process is the writer (its build is in progress)
         try:
-            import fcntl
-        except ImportError:
-            return False
-        try:
-            fd = os.open(f"{self.path}-lock", os.O_RDWR | os.O_CREAT, 0o644)
+            fd = self._open_lock_file()
         except OSError:
             return False
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            return False
-        except BlockingIOError:
+            if try_lock(fd):
+                unlock(fd)
+                return False
             return True
         finally:
             os.close(fd)
