@@ -127,6 +127,33 @@ def test_a_multi_file_commit_is_all_or_nothing_on_both_backends(any_vault) -> No
         assert messages.count("memvault: record trade t1") == 1
 
 
+def test_only_the_policy_writer_may_write_policy_md_on_both_backends(any_vault) -> None:
+    """The Policy.md rule is the backend's own: a caller that skips the services (a
+    plug-in, a future command) still cannot write it, on a folder or on GitHub, and a
+    commit that includes it lands nothing."""
+    from memvault.backends.base import policy_writer
+    from memvault.errors import InvalidInput
+
+    root, server = any_vault
+    backend = Vault.open(root).backend
+    policy = "Pilot/Policy.md"
+    before = backend.read(policy)
+    head = server.head() if server is not None else None
+    for op in (lambda: backend.write(policy, b"---\nmax_trade_usd: 1000000\n---\n"),
+               lambda: backend.append("Pilot/scopes/bob/POLICY.md", b"x\n"),
+               lambda: backend.delete(policy),
+               lambda: backend.commit([Change("Pilot/Trades/t9.md", b"trade\n", MISSING),
+                                       Change(policy, b"---\n---\n")])):
+        with pytest.raises(InvalidInput, match="only by `memvault policy set`"):
+            op()
+    assert backend.read(policy) == before and backend.read("Pilot/Trades/t9.md") is None
+    if server is not None:
+        assert server.head() == head, "a refused write still made a commit"
+    with policy_writer():
+        backend.write(policy, b"---\nmax_trade_usd: 5\n---\n")
+    assert backend.read(policy).data == b"---\nmax_trade_usd: 5\n---\n"
+
+
 # -- concurrency and conflicts over GitHub ---------------------------------------------------
 
 
