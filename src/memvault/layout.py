@@ -5,10 +5,17 @@ The bullet files come from the table of record kinds (`memvault.core.kinds`).
 Pure path arithmetic, no I/O. The default principal's home is the configured folder
 (`Pilot/`); another principal (`--scope NAME`) lives in `Pilot/scopes/<name>/`, so two
 principals never read each other's memory files.
+
+A layout can be spelled after the disk (`for_scope(..., spell=backend.spelled)`): the
+home, the scope folder and each of memvault's folders then take the spelling of a folder
+already there that differs only in case or Unicode normalisation (`pilot/`, `journal/`,
+an NFD name from macOS), so memvault never creates a second `Pilot/` beside the
+person's `pilot/`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memvault.core.kinds import (FACT, LESSON, PROPOSAL, RecordKind, all_kinds, kind_named,
@@ -17,6 +24,7 @@ from memvault.core.paths import check_scope
 
 SCOPES_FOLDER = "scopes"
 DEFAULT_SCOPE = "default"
+FOLDERS = ("Journal", "Trades", "Reflections", "Tokens", "Venues")
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,15 +33,30 @@ class Layout:
 
     home_root: str
     scope: str | None = None
+    on_disk: tuple[tuple[str, str], ...] = ()
+    """(memvault's folder path, the spelling found on disk) where they differ."""
 
     @classmethod
-    def for_scope(cls, home_root: str, scope: str | None) -> Layout:
+    def for_scope(cls, home_root: str, scope: str | None,
+                  spell: Callable[[str], str] | None = None) -> Layout:
         name = check_scope(scope) if scope else None
         if name == DEFAULT_SCOPE:
             # The journal and tombstones tag the default principal "default": a scope of
             # that name would share its history, so it *is* the default principal.
             name = None
-        return cls(home_root=home_root, scope=name)
+        if spell is None:
+            return cls(home_root=home_root, scope=name)
+        plain = cls(home_root=spell(home_root), scope=name)
+        home = spell(plain.home)
+        pairs = [(plain.home, home), *((f"{home}/{n}", spell(f"{home}/{n}")) for n in FOLDERS)]
+        return cls(home_root=plain.home_root, scope=name,
+                   on_disk=tuple((ours, disk) for ours, disk in pairs if ours != disk))
+
+    def _spelled(self, path: str) -> str:
+        for ours, disk in self.on_disk:
+            if path == ours:
+                return disk
+        return path
 
     @property
     def scope_name(self) -> str:
@@ -42,7 +65,7 @@ class Layout:
     @property
     def home(self) -> str:
         if self.scope:
-            return f"{self.home_root}/{SCOPES_FOLDER}/{self.scope}"
+            return self._spelled(f"{self.home_root}/{SCOPES_FOLDER}/{self.scope}")
         return self.home_root
 
     def file(self, name: str) -> str:
@@ -57,6 +80,10 @@ class Layout:
         """The record kind whose bullet file (of this principal) `path` is, or None."""
         folder, _, name = path.rpartition("/")
         return kind_of_file(name) if folder == self.home else None
+
+    def folder(self, name: str) -> str:
+        """One of memvault's folders in the home (Journal, Trades, …), as spelled on disk."""
+        return self._spelled(self.file(name))
 
     @property
     def memory(self) -> str:
@@ -80,23 +107,23 @@ class Layout:
 
     @property
     def journal_dir(self) -> str:
-        return self.file("Journal")
+        return self.folder("Journal")
 
     @property
     def trades_dir(self) -> str:
-        return self.file("Trades")
+        return self.folder("Trades")
 
     @property
     def reflections_dir(self) -> str:
-        return self.file("Reflections")
+        return self.folder("Reflections")
 
     @property
     def tokens_dir(self) -> str:
-        return self.file("Tokens")
+        return self.folder("Tokens")
 
     @property
     def venues_dir(self) -> str:
-        return self.file("Venues")
+        return self.folder("Venues")
 
     @property
     def memory_files(self) -> tuple[str, ...]:

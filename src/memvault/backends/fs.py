@@ -79,6 +79,13 @@ class FsBackend:
     def capabilities(self) -> Capabilities:
         return Capabilities(local_root=self.root)
 
+    def spelled(self, folder: str) -> str:
+        """`folder` as it is spelled on disk: a folder named the same up to case and
+        Unicode normalisation is reused (see `backends.fs_names`)."""
+        from memvault.backends.fs_names import existing_spelling
+
+        return existing_spelling(self.root, clean_vault_path(folder))
+
     # -- paths -------------------------------------------------------------------------
 
     def _path(self, rel: str, *, for_write: bool = False) -> Path:

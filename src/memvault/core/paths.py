@@ -9,6 +9,7 @@ Obsidian or Windows cannot hold.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from memvault.errors import InvalidInput
 
@@ -37,6 +38,13 @@ def clean_vault_path(path: str) -> str:
     if not parts:
         raise InvalidInput(f"path {path!r} names the vault itself")
     return "/".join(parts)
+
+
+def folder_key(name: str) -> str:
+    """What makes two folder names the same folder on a case-insensitive, normalising disk
+    (macOS, Windows) or to Obsidian's link resolution: case folded, Unicode NFC. So
+    `pilot`, `PILOT` and `Pilot` share a key, as do `Zu\u0308rich` (NFD) and `Z\u00fcrich`."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
 
 
 def is_obsidian_internal(path: str) -> bool:

@@ -102,7 +102,7 @@ def _create_layout(root: Path, backend: Backend, scope: str | None,
 
     blob = backend.read(CONFIG)
     config = parse_config(blob.data if blob else None)
-    layout = Layout.for_scope(config.home, scope)
+    layout = Layout.for_scope(config.home, scope, spell=getattr(backend, "spelled", None))
     for name in memory_files() + (TRADING_FILES if trading else ()):
         if name == "Policy.md":
             with policy_writer():  # the user's own starting limits, written once
@@ -112,10 +112,10 @@ def _create_layout(root: Path, backend: Backend, scope: str | None,
     local_root = backend.capabilities.local_root
     if trading and local_root is not None:
         for folder in TRADING_FOLDERS:
-            path = local_root / layout.home / folder
+            path = local_root / layout.folder(folder)
             if path.is_dir():
-                report.kept.append(f"{layout.home}/{folder}/")
+                report.kept.append(f"{layout.folder(folder)}/")
             else:
                 path.mkdir(parents=True, exist_ok=True)
-                report.created.append(f"{layout.home}/{folder}/")
+                report.created.append(f"{layout.folder(folder)}/")
     return report

@@ -49,7 +49,12 @@ class Vault:
         self.root = root
         self.backend = backend
         self.config = config
-        self.layout = Layout.for_scope(config.home, scope)
+        # Folders already on disk are reused whatever their case or Unicode form
+        # (`pilot/` for `Pilot/`); config.home then holds that spelling, so the index,
+        # sync and history name the folder that exists.
+        self.layout = Layout.for_scope(config.home, scope, spell=getattr(backend, "spelled",
+                                                                         None))
+        config.home = self.layout.home_root
         self.created = False
         """True when `Vault.open` has just created this vault (the per-user default)."""
 

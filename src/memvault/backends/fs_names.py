@@ -1,0 +1,55 @@
+"""Reusing the folders already on disk: `Pilot/` is `pilot/` when that is what exists.
+
+A vault moves between disks that disagree about names: macOS and Windows treat `pilot/`
+and `Pilot/` as one folder, and macOS stores names decomposed (NFD) where Linux keeps
+whatever bytes it is given. On a case-sensitive Linux disk (or in a git checkout), a
+vault made on a Mac may hold `pilot/` or an NFD `Mémoire/` while memvault's layout says
+`Pilot/` or NFC `Mémoire/`. Creating the second spelling would split the memory in two
+folders, and sync would later collide them. `existing_spelling` maps each folder of a
+vault-relative path to the folder already on disk whose name is the same up to case and
+Unicode normalisation (`core.paths.folder_key`), so memvault reads and writes the folder
+the person has.
+
+Only folders are matched (file names are memvault's own); a folder spelled exactly as
+asked always wins; among several twins (possible on a case-sensitive disk) the one whose
+name is already NFC wins, then the first in code-point order, so the choice is stable.
+Symlinked folders are not matched (writes never go through them anyway).
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from pathlib import Path
+
+from memvault.core.paths import folder_key
+
+
+def existing_spelling(root: Path, rel: str) -> str:
+    """`rel` (a clean vault-relative folder path) with each folder that does not exist
+    as spelled replaced by its twin on disk, if there is one."""
+    parts = rel.split("/")
+    base = root
+    for i, part in enumerate(parts):
+        if os.path.lexists(base / part):
+            base = base / part
+            continue
+        twin = _twin(base, part)
+        if twin is None:
+            break  # nothing further down can exist
+        parts[i] = twin
+        base = base / twin
+    return "/".join(parts)
+
+
+def _twin(folder: Path, name: str) -> str | None:
+    key = folder_key(name)
+    try:
+        with os.scandir(folder) as listing:
+            found = [e.name for e in listing
+                     if folder_key(e.name) == key and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return None
+    if not found:
+        return None
+    return min(found, key=lambda n: (unicodedata.normalize("NFC", n) != n, n))
