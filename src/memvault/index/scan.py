@@ -1,11 +1,13 @@
 """Finding the vault's notes on disk and reading one for the index.
 
 `scan_vault` lists every Markdown file (`.md`) with its size and modification time,
-skipping hidden folders and files (`.obsidian/`, `.memvault/`, `.git/`, `.trash/`) and
-symlinks that lead outside the vault. `read_indexable` reads one file: a note, a memory
-file (the bullet file of a record kind of a principal, `memvault.core.kinds`, read per
-record with the shared bullet grammar), or the reason it cannot be indexed (binary, not
-UTF-8, unreadable).
+skipping hidden folders and files (`.obsidian/`, `.memvault/`, `.git/`, `.trash/`),
+symlinks that lead outside the vault, and the templates folders Obsidian's Templates or
+Templater plugin names (`template_folders`: skeletons with `{{date}}` placeholders are
+not notes about anything; a templates folder holding memvault's home is not skipped).
+`read_indexable` reads one file: a note, a memory file (the bullet file of a record kind
+of a principal, `memvault.core.kinds`, read per record with the shared bullet grammar),
+or the reason it cannot be indexed (binary, not UTF-8, unreadable).
 Nothing here writes a file.
 """
 
@@ -69,12 +71,39 @@ def memory_role(rel: str, home_root: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _settings_file(root: Path, rel: str) -> bytes | None:
+    """A small settings file in `.obsidian/`, or None (missing, not a file, a symlink)."""
+    path = root / rel
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 1 << 20:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def template_folders(root: Path, home_root: str) -> tuple[str, ...]:
+    """The templates folders Obsidian's settings name, except one holding the home."""
+    from memvault.core.obsidian_settings import (TEMPLATER, TEMPLATES, in_folders,
+                                                 template_folders as named)
+
+    if not os.path.isdir(root / ".obsidian"):
+        return ()
+    folders = named(_settings_file(root, TEMPLATES), _settings_file(root, TEMPLATER))
+    return tuple(f for f in folders if not in_folders(f"{home_root}/x", (f,)))
+
+
 def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
     """Every indexable file under `root`, by vault-relative path."""
+    from memvault.core.paths import folder_key
+
     out: dict[str, ScannedFile] = {}
     real_root = os.path.realpath(root)
     bullet_files = frozenset(file_names())
     scanned = ScannedFile  # names looked up once: this loop runs once per file
+    skipped = {"/".join(map(folder_key, f.split("/"))) + "/"
+               for f in template_folders(root, home_root)}
     stack = [(str(root), "")]
     while stack:
         folder, rel_folder = stack.pop()
@@ -89,7 +118,9 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
                 continue
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append((entry.path, f"{rel_folder}{name}/"))
+                    sub = f"{rel_folder}{name}/"
+                    if not skipped or "/".join(map(folder_key, sub.split("/"))) not in skipped:
+                        stack.append((entry.path, sub))
                     continue
                 if name[-3:].lower() != ".md":
                     continue
@@ -112,11 +143,16 @@ def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
 def scan_paths(root: Path, home_root: str, rels: set[str]) -> dict[str, ScannedFile]:
     """The indexable files among these vault-relative paths (as `scan_vault` would list
     them); a path that is gone, hidden, not Markdown or not a regular file is left out."""
+    from memvault.core.obsidian_settings import in_folders
+
     out: dict[str, ScannedFile] = {}
     real_root = os.path.realpath(root)
+    templates = template_folders(root, home_root)
     for rel in rels:
         parts = rel.split("/")
         if not rel.lower().endswith(".md") or any(p.startswith(".") or not p for p in parts):
+            continue
+        if templates and in_folders(rel, templates):
             continue
         full = os.path.join(root, rel)
         try:

@@ -3,7 +3,9 @@
 Known properties: `name`, `timezone` (an IANA name such as Europe/Lisbon; trade dates
 follow it, UTC when unset), `language`, `answer_style`. Any other property is kept and
 shown as written. `set` changes only that property's lines (never the prose, comments
-or other keys). This service never touches Policy.md.
+or other keys), writing a value of the type the vault gives that property in
+`.obsidian/types.json` when it gives one (see `core.obsidian_settings`). This service
+never touches Policy.md.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memvault.errors import InvalidInput
+from memvault.core.obsidian_settings import (PROPERTY_TYPES, TYPES, parse_list_value,
+                                             property_types, typed_value)
+from memvault.errors import InvalidInput, VaultError
 from memvault.services.properties import load_properties, set_note_property
 from memvault.services.one_commit import one_commit
 
@@ -25,21 +29,6 @@ KNOWN_KEYS = {
     "language": "Language answers are written in (e.g. en, pt-PT).",
     "answer_style": "How the user likes answers (e.g. concise, detailed).",
 }
-
-
-def parse_list_value(text: str) -> list[str]:
-    """`a, b` or a JSON array -> a list of strings."""
-    text = text.strip()
-    if text.startswith("["):
-        import json
-
-        try:
-            items = json.loads(text)
-            if isinstance(items, list):
-                return [str(i).strip() for i in items if str(i).strip()]
-        except ValueError:
-            text = text.strip("[]")
-    return [p.strip() for p in text.split(",") if p.strip()]
 
 
 def check_timezone(name: str) -> _dt.tzinfo:
@@ -108,6 +97,14 @@ class ProfileService:
             line = fm.line_of("timezone")
             raise InvalidInput(f"{exc} (line {line})", path=self.path) from None
 
+    def vault_type(self, key: str) -> str | None:
+        """The type `.obsidian/types.json` gives property `key` (None when unset)."""
+        try:
+            blob = self.backend.read(TYPES)
+        except VaultError:  # unreadable settings: memvault's own rules apply
+            return None
+        return property_types(blob.data if blob else None).get(key.strip().casefold())
+
     @one_commit("memvault: profile set")
     def set(self, key: str, value: str) -> Any:
         """Set one property from command-line text; returns the value written."""
@@ -116,8 +113,14 @@ class ProfileService:
         entry = loaded.fm.entry(key)
         current = loaded.fm.get(key)
         typed: Any
+        kind = self.vault_type(key)
         if value.strip() == "":
             typed = None
+        elif kind in PROPERTY_TYPES:
+            try:
+                typed = typed_value(kind, key, value)
+            except InvalidInput as exc:
+                raise InvalidInput(f"{exc}; nothing was changed", path=self.path) from None
         elif isinstance(current, list) or (entry is not None and entry.style in
                                            ("flow", "block")):
             typed = parse_list_value(value)
