@@ -195,11 +195,12 @@ def main() -> None:
             parse_t, items, size = float(prepared[0]), int(prepared[1]), int(prepared[2])
             parse_cpu = float(prepared[3])
             list_t, list_rss, base_list_t, base_rss = paired_cold(
-                lambda i: [*mv, "--vault", str(root), "memory", "list", "--json"], args.runs)
+                lambda i, root=root: [*mv, "--vault", str(root), "memory", "list", "--json"],
+                args.runs)
             remember_t, remember_rss, base_rem_t, _ = paired_cold(
-                lambda i: [*mv, "--vault", str(root), "remember",
-                           f"Benchmark fact number {n}-{i + 1} about tea", "--category",
-                           "preference"], args.runs)
+                lambda i, root=root, n=n: [*mv, "--vault", str(root), "remember",
+                                           f"Benchmark fact number {n}-{i + 1} about tea",
+                                           "--category", "preference"], args.runs)
             rows.append(dict(n=n, items=items, size=size, parse=parse_t, parse_cpu=parse_cpu,
                              list=list_t,
                              list_rss=list_rss, base_list=base_list_t, base_rss=base_rss,

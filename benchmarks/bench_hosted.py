@@ -151,7 +151,8 @@ def worker(target: str, index: int, ops: int, principals: int, seed: int, hot: l
         ended = time.time()
     Path(out).write_text(json.dumps({
         "index": index, "started": started, "ended": ended, "latencies": lat,
-        "mine": mine, "events": events, "hot_added": hot_added, "hot_attempts": hot_attempts, "big": big,
+        "mine": mine, "events": events, "hot_added": hot_added, "hot_attempts": hot_attempts,
+        "big": big,
         "problems": problems, "unavailable": unavailable}))
 
 
@@ -296,7 +297,7 @@ def report(rows: list[dict[str, Any]]) -> str:
              "apply_event p50/p99 | checks |", "| --- | --- | --- | --- | --- | --- | --- | "
              "--- | --- |"]
     for r in rows:
-        def pair(op: str) -> str:
+        def pair(op: str, r: dict[str, Any] = r) -> str:
             p50, p99, _ = r["by_op"].get(op, (float("nan"),) * 3)
             return f"{p50:.2f} / {p99:.2f} ms"
         verdict = "all held" if not r["problems"] else f"{len(r['problems'])} FAILED"

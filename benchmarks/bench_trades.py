@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 PAIRS = [("ETH", "USDC"), ("USDC", "ETH"), ("WBTC", "ETH"), ("ETH", "DAI"), ("ARB", "USDC")]
-START = dt.datetime(2026, 1, 1, 8, 0, tzinfo=dt.timezone.utc)
+START = dt.datetime(2026, 1, 1, 8, 0, tzinfo=dt.UTC)
 
 
 def trade(n: int) -> dict[str, object]:
@@ -149,8 +149,10 @@ def main() -> None:
     print("|---|---|---|---|")
     print(f"| baseline: cold `python -c pass` | {startup * ms:.0f} ms | "
           f"{startup / typer_import:.2f}× | — |")
-    print(f"| baseline: cold `python -c \"import typer\"` | {typer_import * ms:.0f} ms | 1.00× | — |")
-    print(f"| cold `memvault --version` | {version * ms:.0f} ms | {version / typer_import:.2f}× | — |")
+    print(f"| baseline: cold `python -c \"import typer\"` | {typer_import * ms:.0f} ms "
+          "| 1.00× | — |")
+    print(f"| cold `memvault --version` | {version * ms:.0f} ms "
+          f"| {version / typer_import:.2f}× | — |")
     how = "all processes timed" if args.full else \
         f"mean of {count} processes, extrapolated to {args.trades}"
     print(f"| `trade record` one process per trade: per trade | {per_process * ms:.0f} ms | "

@@ -15,7 +15,6 @@ from memvault import Vault
 from memvault.cli.app import app
 from memvault.services.setup import init_vault
 
-
 # the hosted tests' stores (SQLite and a PostgreSQL server shared by the session)
 pytest_plugins = ["tests.hosted_backends"]
 

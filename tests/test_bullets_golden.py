@@ -14,8 +14,17 @@ from pathlib import Path
 import pytest
 
 from memvault.core.bullets import BulletDocument, parse_bullets, provisional_id
-from tests.golden.support import (GOLDEN, MEMORY, changed_region, golden_bytes, golden_names,
-                                  line_ending, lines_keepends, put_memory, snapshot)
+from tests.golden.support import (
+    GOLDEN,
+    MEMORY,
+    changed_region,
+    golden_bytes,
+    golden_names,
+    line_ending,
+    lines_keepends,
+    put_memory,
+    snapshot,
+)
 
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 MAIN = "memory_handedited.md"

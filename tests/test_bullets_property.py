@@ -148,9 +148,8 @@ def test_service_edit_and_remember_touch_only_their_lines(vault, text: str, bom:
                                                           data: st.DataObject) -> None:
     """Through the real Vault service (lock, CAS write, metadata): `edit` replaces exactly
     the item's lines with one line ending like the old last one; `remember` adds one."""
-    from tests.golden.support import changed_region, line_ending, lines_keepends
-
     from memvault.core.reconcile import tidy
+    from tests.golden.support import changed_region, line_ending, lines_keepends
 
     raw = (bom + text).encode("utf-8")
     doc = parse_bullets(raw)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_memvault
 from memvault.core.bullets import parse_bullets
+from tests.conftest import run_memvault
 from tests.golden.support import MEMORY, golden_bytes, put_memory
 
 FACT_KEYS = {"id", "text", "category", "category_as_written", "updated", "line", "authority",

@@ -11,8 +11,15 @@ import pytest
 
 from memvault import Vault
 from memvault.core.bullets import parse_bullets
-from tests.golden.support import (MEMORY, changed_region, golden_bytes, line_ending,
-                                  lines_keepends, put_memory, snapshot)
+from tests.golden.support import (
+    MEMORY,
+    changed_region,
+    golden_bytes,
+    line_ending,
+    lines_keepends,
+    put_memory,
+    snapshot,
+)
 
 
 def _report(cli, *extra: str, expect: int = 1) -> dict:
@@ -123,7 +130,7 @@ def test_fix_stamps_ids_and_resolves_duplicates_changing_nothing_else(cli,
     new = path.read_bytes()
     old_lines, new_lines = lines_keepends(old), lines_keepends(new)
     assert len(old_lines) == len(new_lines)
-    changed = [i + 1 for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b]
+    changed = [i + 1 for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=True)) if a != b]
     assert changed == [24, 25, 27]
     after = parse_bullets(new)
     by_line = {it.line_no: it for it in after.items}

@@ -261,9 +261,9 @@ def test_a_file_named_policy_is_written_only_by_the_policy_writer(fs: FsBackend,
     from memvault.backends.base import policy_writer
 
     for path in ("Pilot/Policy.md", "Pilot/scopes/bob/policy.MD"):
-        for op in (lambda: fs.write(path, b"max_trade_usd: 1\n"),
-                   lambda: fs.append(path, b"x"), lambda: fs.delete(path),
-                   lambda: fs.commit([Change(path, b"x")])):
+        for op in (lambda p=path: fs.write(p, b"max_trade_usd: 1\n"),
+                   lambda p=path: fs.append(p, b"x"), lambda p=path: fs.delete(p),
+                   lambda p=path: fs.commit([Change(p, b"x")])):
             with pytest.raises(InvalidInput, match="only by `memvault policy set`"):
                 op()
     assert not (root / "Pilot").exists()

@@ -236,7 +236,8 @@ def test_a_commit_whose_answer_was_lost_is_recognised_on_retry(standin, monkeypa
     assert standin.count("PATCH", REF) - moves == 2  # the lost one, the retry (a no-op)
 
 
-def test_a_write_that_keeps_conflicting_ends_in_a_clear_conflict_error(standin, monkeypatch) -> None:
+def test_a_write_that_keeps_conflicting_ends_in_a_clear_conflict_error(standin,
+                                                                       monkeypatch) -> None:
     use_github(monkeypatch, standin)
     seed(standin)
     counter = iter(range(1000))

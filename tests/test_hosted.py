@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from memvault.errors import NotFound
-from memvault.hosted import (MAX_DOC_BYTES, MAX_RECORDS, DecryptError, HostedMemory,
-                             LimitExceeded, SecretError)
+from memvault.hosted import (
+    MAX_DOC_BYTES,
+    MAX_RECORDS,
+    DecryptError,
+    HostedMemory,
+    LimitExceeded,
+    SecretError,
+)
 from tests.hosted_backends import Backend, no_postgres
 
 SECRET = "s" * 20 + "0123456789abcdefghijklmnop"

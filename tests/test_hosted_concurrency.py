@@ -7,8 +7,6 @@ from __future__ import annotations
 import multiprocessing as mp
 from typing import Any
 
-import pytest
-
 from memvault.hosted import MAX_RECORDS, HostedMemory, LimitExceeded
 from tests.hosted_backends import Backend
 

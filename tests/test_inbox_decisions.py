@@ -139,7 +139,7 @@ def test_one_bad_ticked_line_holds_only_itself_and_is_reported_once(
     assert len(warnings) == 1, first.stderr
     assert f"{INBOX}:{bad_line}: ticked proposal {jazz}" in warnings[0]
     assert "heading" in warnings[0]
-    assert f"- [x] # I like jazz" in path.read_text()
+    assert "- [x] # I like jazz" in path.read_text()
     assert _pending(vault_dir) == {jazz}
 
     again = run_memvault("--vault", str(vault_dir), "memory", "list")

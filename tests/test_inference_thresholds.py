@@ -13,7 +13,7 @@ from memvault import Vault
 from memvault.core.inference import Observation, count_windows, infer_candidates
 from tests.trade_helpers import make_trade
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def _at(day: int, hour: int, minute: int = 0) -> dt.datetime:

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 import memvault
-
 from memvault import Vault
 from memvault.core.extractor import extract_statements, is_durable_text, user_words
 

@@ -135,7 +135,7 @@ def test_config_set_edits_only_that_line_and_validates(cli, vault_dir) -> None:
     before = cfg.read_text().splitlines()
     cli("config", "set", "retrieval", "off")
     after = cfg.read_text().splitlines()
-    changed = [(a, b) for a, b in zip(before, after) if a != b]
+    changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
     assert changed == [("retrieval = true", "retrieval = false")]
     assert cli("config", "get", "retrieval").stdout.strip() == "false"
     bad = cli("config", "set", "capture", "sometimes", expect=1)

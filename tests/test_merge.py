@@ -197,13 +197,13 @@ def test_disjoint_changes_on_both_sides_always_merge_cleanly(n: int, data) -> No
 
     sides: dict[str, dict[str, str]] = {"ours": dict(base), "theirs": dict(base)}
     expected = dict(base)
-    for (fid, text), who, act in zip(base.items(), owner, action):
+    for (fid, text), who, act in zip(base.items(), owner, action, strict=True):
         if act == "edit":
             sides[who][fid] = expected[fid] = f"{text} edited by {who}"
         elif act == "delete":
             del sides[who][fid]
             del expected[fid]
-    for who, count in zip(("ours", "theirs"), adds):
+    for who, count in zip(("ours", "theirs"), adds, strict=True):
         for k in range(count):
             items = list(sides[who].items())
             at = data.draw(st.integers(0, len(items)))

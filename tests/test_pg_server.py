@@ -15,8 +15,13 @@ from pathlib import Path
 import pytest
 
 from tests.hosted_backends import no_postgres
-from tests.pg_server import (OWNER_FILE, PostgresUnavailable, ThrowawayPostgres, find_bindir,
-                             sweep_stale_servers)
+from tests.pg_server import (
+    OWNER_FILE,
+    PostgresUnavailable,
+    ThrowawayPostgres,
+    find_bindir,
+    sweep_stale_servers,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,8 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
 import click
+import pytest
 from click.testing import CliRunner
 
 from memvault import Vault

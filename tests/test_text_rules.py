@@ -15,7 +15,7 @@ import pytest
 
 from memvault import Vault
 from memvault.core.bullets import normalise_text
-from memvault.core.records import MAX_TEXT_CHARS, check_record_text, match_key
+from memvault.core.records import check_record_text, match_key
 from memvault.errors import InvalidInput
 from tests.hostile import time_limit, vault_files
 from tests.mcp_helpers import in_process, ok, run

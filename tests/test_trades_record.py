@@ -165,7 +165,7 @@ def test_the_users_journal_lines_are_untouched(cli, vault_dir) -> None:
 
 def test_dates_follow_the_profile_time_zone(cli, vault_dir) -> None:
     cli("profile", "set", "timezone", "America/New_York")
-    trade = make_trade(1, dt.datetime(2026, 11, 25, 3, 30, tzinfo=dt.timezone.utc))
+    trade = make_trade(1, dt.datetime(2026, 11, 25, 3, 30, tzinfo=dt.UTC))
     cli("trade", "record", "-", input=json.dumps(trade))
     note = (vault_dir / "Pilot" / "Trades" / f"{trade['hash']}.md").read_text()
     assert "date: 2026-11-24\n" in note and "local_time: 2026-11-24T22:30:00\n" in note

@@ -177,7 +177,8 @@ def test_a_ticked_inbox_box_is_applied_and_reported(watched) -> None:
     proposal = vault.proposals.propose("I prefer dark mode", "preference").proposal
     assert rec.lines() == [f'+ proposal {proposal.id} "I prefer dark mode"']
     inbox = Path(vault.root) / vault.layout.inbox
-    inbox.write_text(inbox.read_text().replace("- [ ] I prefer dark mode", "- [x] I prefer dark mode"))
+    inbox.write_text(inbox.read_text().replace("- [ ] I prefer dark mode",
+                                               "- [x] I prefer dark mode"))
     lines = rec.lines()
     assert lines[:2] == [f'~ proposal {proposal.id} "I prefer dark mode" (ticked)',
                          f'✓ proposal {proposal.id} "I prefer dark mode" (accepted)']

@@ -7,7 +7,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-START = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.timezone.utc)
+START = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
 
 
 def trade_hash(n: int, salt: str = "") -> str:

@@ -16,7 +16,6 @@ import click
 
 from memvault import __version__
 from memvault.cli.base import Group
-from memvault.errors import VaultError
 from memvault.state_paths import STATE_DIR
 
 # Name -> "module:attribute". Add a line here to add a command; help lists them in order.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memvault.cli.state import confirm, console, esc, notice, print_json, state, warn, wants_json
+from memvault.cli.state import confirm, console, esc, notice, print_json, state, wants_json, warn
 
 FACT_CATEGORY_HELP = ("identity, preference, project, instruction, other, communication, "
                       "presentation, workflow or research.")

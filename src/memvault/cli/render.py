@@ -13,7 +13,7 @@ from memvault.core.records import Fact
 def when(ts: int | None) -> str:
     if not ts:
         return "-"
-    return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+    return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%d %H:%M")
 
 
 def facts_table(facts: Iterable[Fact], title: str | None = None) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from memvault.cli.base import group
-from memvault.cli.state import console, esc, notice, print_json, state, warn, wants_json
+from memvault.cli.state import console, esc, notice, print_json, state, wants_json, warn
 from memvault.state_paths import CONFIG
 
 trade_group = group("trade", "Validated trades: record them as notes, read them back.\n\n"

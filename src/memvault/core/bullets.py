@@ -254,7 +254,8 @@ def _parse_text_file(tf: TextFile, *, resume_at: int = 0,
         line = texts[i]
         if fence is not None:
             m = _FENCE.match(line)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= fence[1] and not m.group(2).strip():
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= fence[1] \
+                    and not m.group(2).strip():
                 fence = None
             i += 1
             continue
@@ -480,7 +481,8 @@ def normalise_text(text: str) -> str:
 
 def provisional_id(text: str, occurrence: int = 0) -> str:
     """A deterministic id for a hand-written item that has none yet."""
-    digest = hashlib.sha256(f"{normalise_text(text)}\x00{occurrence}".encode("utf-8", "surrogateescape")).digest()
+    key = f"{normalise_text(text)}\x00{occurrence}".encode("utf-8", "surrogateescape")
+    digest = hashlib.sha256(key).digest()
     return encode_id(int.from_bytes(digest[:8], "big"))
 
 

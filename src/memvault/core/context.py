@@ -40,21 +40,38 @@ anything about permissions: limits come only from the policy mapping the caller 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from itertools import chain, islice
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from typing import Any
 
-from memvault.core.quoting import (asks_to_ignore_personal, neutralise, one_line_summary,
-                                   request_overrides)
-from memvault.core.context_order import (NEVER_STATUSES, PreparedRecords, Relevance,
-                                         accepted_at, band, ordered, prepare_records,
-                                         rank_key)
-from memvault.core.context_render import (KINDS, LIMITS_HEADING, MEMORY_HEADING, item_line,
-                                          render_context)
+from memvault.core.context_order import (
+    NEVER_STATUSES,
+    PreparedRecords,
+    Relevance,
+    accepted_at,
+    band,
+    ordered,
+    prepare_records,
+    rank_key,
+)
+from memvault.core.context_render import (
+    KINDS,
+    LIMITS_HEADING,
+    MEMORY_HEADING,
+    item_line,
+    render_context,
+)
+from memvault.core.quoting import (
+    asks_to_ignore_personal,
+    neutralise,
+    one_line_summary,
+    request_overrides,
+)
 from memvault.core.records import Fact
 from memvault.state_paths import CONFIG
 
-__all__ = ["LIMITS_HEADING", "MEMORY_HEADING", "NEVER_STATUSES", "ContextBlock", "ContextSettings", "PolicyLimits",
+__all__ = ["LIMITS_HEADING", "MEMORY_HEADING", "NEVER_STATUSES", "ContextBlock", "ContextSettings",
+           "PolicyLimits",
            "PreparedRecords", "Relevance", "accepted_at", "prepare_records", "rank_key",
            "render_context", "select_context"]
 

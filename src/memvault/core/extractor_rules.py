@@ -28,7 +28,8 @@ _ONE_OFF = re.compile(
     r"conversation|thread|article|text|plan|option|recipe|list)\b)", re.I)
 
 _QUESTION_START = re.compile(
-    r"^(?:what|why|how|when(?! (?:i|you)\b)|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|"
+    r"^(?:what|why|how|when(?! (?:i|you)\b)|where|which|who|whom|whose|is|are|am|was|were|"
+    r"do|does|did|can|"
     r"could|would|should|shall|will|may|might|have|has|had)\b(?!n't)", re.I)
 
 _HYPOTHETICAL = re.compile(
@@ -113,7 +114,8 @@ _TRIGGERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"living)\b", "identity"),
         (r"^i (?:teach|study|studied|majored|hold)\b", "identity"),
         (r"^i (?:mainly |mostly |primarily |usually )?(?:work(?! on\b)|code|program|develop|"
-         r"write|build things|design|draw|compose|think|learn|read)(?: (?:everything|all|most|mostly|"
+         r"write|build things|design|draw|compose|think|learn|read)"
+         r"(?: (?:everything|all|most|mostly|"
          r"mainly|primarily|only|exclusively|almost exclusively|all my \w+|most of my \w+|"
          r"my \w+))? (?:in|with|at|on|using)\b", "identity"),
         (r"^(?:i'm|i am) (?:really |very |pretty |quite |super |so |totally |kind of |"
@@ -160,7 +162,8 @@ _TRIGGERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"do not like|don't want|do not want|don't enjoy|don't care for|don't need|"
          r"do not need|avoid|use|work best|learn best|read best|think best)\b", "preference"),
         (r"^(?:i'm|i am) (?:really |very |pretty |quite |super |so |totally |kind of |"
-         r"sort of |genuinely |absolutely )?(?:a (?:big |huge )?fan of|not a fan of|into|partial to|"
+         r"sort of |genuinely |absolutely )?"
+         r"(?:a (?:big |huge )?fan of|not a fan of|into|partial to|"
          r"comfortable with|more comfortable|most comfortable|used to working|"
          r"allergic to|picky about|particular about)\b", "preference"),
         (r"^i (?:usually|typically|normally|always|never|mostly|tend to|generally|rarely|"
@@ -195,7 +198,8 @@ _LEADING_FILLER = re.compile(
     r"one thing|important|oh and|and also|yes|yeah|no|nope|sure|thanks|thank you|"
     r"great|cool|alright|right|please note|first|firstly|second|secondly|third|thirdly|"
     r"finally|lastly|additionally|besides|otherwise|sorry|"
-    r"(?:please )?(?:remember|keep in mind|bear in mind|note)(?: that)?|please)\b[\s,:;.!-]*)+", re.I)
+    r"(?:please )?(?:remember|keep in mind|bear in mind|note)(?: that)?|please)\b"
+    r"[\s,:;.!-]*)+", re.I)
 _REMEMBER_THAT = re.compile(
     r"^(?:please )?(?:remember|note|keep in mind|bear in mind|don't forget|do not forget)"
     r" that\s+", re.I)
@@ -231,7 +235,8 @@ _NAME_ONLY = re.compile(r"^(?:[Ii]'m|I am|[Tt]his is|[Ii]t's) (?!(?:Done|Back|He
                         r"(?: again| here)?$")
 
 _ANYWHERE_MARKER = re.compile(
-    r"(?<!as )(?<!like )(?<!you )(?<!it )(?<!they )(?<!he )(?<!she )(?<!we )\b(?:always|from now on|from here on(?: out)?|going forward|"
+    r"(?<!as )(?<!like )(?<!you )(?<!it )(?<!they )(?<!he )(?<!she )(?<!we )"
+    r"\b(?:always|from now on|from here on(?: out)?|going forward|"
     r"moving forward|in (?:the )?future|every time|whenever|by default|in everything|"
     r"in all (?:your|my|future)|for (?:all|every) (?:my|your|future)|for everything|"
     r"in every (?:answer|reply|response|message|chat|conversation))\b", re.I)

@@ -18,8 +18,13 @@ import functools
 import re
 import unicodedata
 
-from memvault.core.invisible import (INVISIBLE, INVISIBLE_CHARS, SELECTOR_RUN,  # noqa: F401
-                                     has_invisible, strip_invisible)
+from memvault.core.invisible import (  # noqa: F401
+    INVISIBLE,
+    INVISIBLE_CHARS,
+    SELECTOR_RUN,
+    has_invisible,
+    strip_invisible,
+)
 
 # Line breaks of every kind (so nothing can start a new line inside the quote).
 _LINE_BREAKS = re.compile(r"[\r\n\v\f\x85\u2028\u2029]+")

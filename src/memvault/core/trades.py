@@ -35,8 +35,8 @@ METRICS = ("fill_price", "value_usd", "gas", "gas_usd", "slippage_bps", "fees")
 ACCEPTED_STATUS = "validated"
 # The range a trade time must fall in, and the size of amounts (docs/notes.md#trades):
 # anything outside is a unit mix-up (milliseconds), a typo or an attack.
-EARLIEST = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-LATEST = _dt.datetime(2100, 1, 1, tzinfo=_dt.timezone.utc)
+EARLIEST = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+LATEST = _dt.datetime(2100, 1, 1, tzinfo=_dt.UTC)
 MAX_EXPONENT = 40  # an amount is between 1e-40 and 1e40 (or zero)
 MAX_NUMBER_CHARS = 80
 
@@ -116,7 +116,7 @@ def _timestamp(value: Any) -> Any:
         if not number.is_finite() or not EARLIEST.timestamp() <= number < LATEST.timestamp():
             raise ValueError(f"{_shown(value)} is not a time between {EARLIEST:%Y-%m-%d} and "
                              f"{LATEST:%Y-%m-%d} in Unix seconds (milliseconds are not read)")
-        return _dt.datetime.fromtimestamp(float(number), _dt.timezone.utc)
+        return _dt.datetime.fromtimestamp(float(number), _dt.UTC)
     if isinstance(value, str):
         text = value.strip()
         if len(text) > 64:
@@ -128,7 +128,7 @@ def _timestamp(value: Any) -> Any:
         if parsed.tzinfo is None:
             raise ValueError(f"{_shown(value)} has no time zone (add Z or +00:00)")
         try:
-            utc = parsed.astimezone(_dt.timezone.utc)
+            utc = parsed.astimezone(_dt.UTC)
         except OverflowError:  # year 1 east of UTC, year 9999 west of it
             utc = None
         if utc is None or not EARLIEST <= utc < LATEST:

@@ -17,8 +17,16 @@ check_installed("hosted")
 
 from memvault.hosted.keys import DecryptError
 from memvault.hosted.secrets import MIN_SECRET_CHARS, SecretError
-from memvault.hosted.service import (KINDS, MAX_DOC_BYTES, MAX_RECORDS, Document,
-                                     DocumentInfo, EventResult, HostedMemory, LimitExceeded)
+from memvault.hosted.service import (
+                                     KINDS,
+                                     MAX_DOC_BYTES,
+                                     MAX_RECORDS,
+                                     Document,
+                                     DocumentInfo,
+                                     EventResult,
+                                     HostedMemory,
+                                     LimitExceeded,
+)
 from memvault.hosted.store import SchemaError, StoreUnavailable
 
 __all__ = ["HostedMemory", "Document", "DocumentInfo", "EventResult", "SecretError",

@@ -110,7 +110,7 @@ def _check_dump(path: Path) -> dict[str, Any]:
 
 
 def _dump_root(keyring: list[tuple[Any, ...]], secrets: Secrets) -> bytes:
-    for kid, wrapped, _created in keyring:
+    for _kid, wrapped, _created in keyring:
         for secret in (secrets.current, secrets.previous):
             if secret:
                 root = unwrap_root(secret, wrapped)

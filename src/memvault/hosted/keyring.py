@@ -20,8 +20,16 @@ from __future__ import annotations
 import hmac
 import time
 
-from memvault.hosted.keys import (IndexKeys, PrincipalKeys, key_id, legacy_index_root,
-                                  new_index_root, store_verifier, unwrap_root, wrap_root)
+from memvault.hosted.keys import (
+    IndexKeys,
+    PrincipalKeys,
+    key_id,
+    legacy_index_root,
+    new_index_root,
+    store_verifier,
+    unwrap_root,
+    wrap_root,
+)
 from memvault.hosted.secrets import PREVIOUS_SECRET_ENV, SECRET_ENV, SecretError, Secrets
 from memvault.hosted.store import SCHEMA_VERSION, HostedStore, SchemaError
 

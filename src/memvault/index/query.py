@@ -188,8 +188,8 @@ def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
     return found.best(limit)
 
 
-BANDS = {"exact as typed": (0.975, 1.0), "exact": (0.95, 0.97), "full text": (0.5, 0.9), "typo corrected": (0.3, 0.5),
-         "fuzzy": (0.2, 0.3), "any word": (0.0, 0.2)}
+BANDS = {"exact as typed": (0.975, 1.0), "exact": (0.95, 0.97), "full text": (0.5, 0.9),
+         "typo corrected": (0.3, 0.5), "fuzzy": (0.2, 0.3), "any word": (0.0, 0.2)}
 """The score shown (0..1) by how a note was found (a title or alias equal to the query as
 typed, or ignoring case, then all words, corrected words, fuzzy names, any word); within
 a band, by BM25 relative to the best hit of that kind (for fuzzy names, by similarity).

@@ -28,8 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from memvault.index import schema
-from memvault.index.scan import (MemoryFileInfo, ScannedFile, content_hash,
-                                 parse_indexable, read_file, scan_paths, scan_vault)
+from memvault.index.scan import (
+    MemoryFileInfo,
+    ScannedFile,
+    content_hash,
+    parse_indexable,
+    read_file,
+    scan_paths,
+    scan_vault,
+)
 from memvault.state_folder import ensure_state_folder
 from memvault.state_paths import INDEX
 
@@ -60,7 +67,8 @@ class RefreshResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"added": self.added, "updated": self.updated, "removed": self.removed,
-                "unchanged": self.unchanged, "scanned": self.scanned, "seconds": round(self.seconds, 3),
+                "unchanged": self.unchanged, "scanned": self.scanned,
+                "seconds": round(self.seconds, 3),
                 "skipped": [{"path": p, "problem": why} for p, why in self.skipped]}
 
 

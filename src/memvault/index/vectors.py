@@ -132,7 +132,7 @@ class Cosines:
 
     def as_dict(self) -> dict[str, float]:
         out: dict[str, float] = {}
-        for rid, sim in zip(self.ids, self.sims.tolist()):
+        for rid, sim in zip(self.ids, self.sims.tolist(), strict=True):
             if rid not in out or sim > out[rid]:
                 out[rid] = float(sim)
         return out

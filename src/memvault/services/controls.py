@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.config import CAPTURE_MODES, parse_config, set_config_value
 from memvault.errors import InvalidInput
-from memvault.state_paths import CONFIG
 from memvault.services.one_commit import one_commit
+from memvault.state_paths import CONFIG
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault

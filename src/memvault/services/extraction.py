@@ -98,8 +98,11 @@ class ExtractionService:
                                f"most {MAX_TEXT_CHARS:,}); nothing was extracted")
         if self.extractor_kind() == "builtin":
             return extract_statements(words), None, False
-        from memvault.services.llm_extractor import (ExtractorFailed, llm_extract,
-                                                     settings_from_config)
+        from memvault.services.llm_extractor import (
+            ExtractorFailed,
+            llm_extract,
+            settings_from_config,
+        )
 
         settings = settings_from_config(self._table())
         try:

@@ -72,7 +72,7 @@ def _observation(ev: dict[str, Any]) -> Observation | None:
         ts = int(ev.get("ts") or 0)
     except (TypeError, ValueError):
         return None
-    day = ev.get("date") or _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).date().isoformat()
+    day = ev.get("date") or _dt.datetime.fromtimestamp(ts, _dt.UTC).date().isoformat()
     a, b = trade.get("asset_in"), trade.get("asset_out")
     if not isinstance(a, str) or not isinstance(b, str) or not ts:
         return None

@@ -10,8 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memvault.core.obsidian_settings import (DAILY_NOTES, TEMPLATER, TEMPLATES, TYPES,
-                                             daily_notes_overlap, problems_in)
+from memvault.core.obsidian_settings import (
+    DAILY_NOTES,
+    TEMPLATER,
+    TEMPLATES,
+    TYPES,
+    daily_notes_overlap,
+    problems_in,
+)
 from memvault.errors import VaultError
 
 if TYPE_CHECKING:

@@ -28,8 +28,8 @@ from memvault.core.reconcile import (
 )
 from memvault.errors import NotFound, UsageError
 from memvault.services.bullet_files import edit_bullet_file
-from memvault.services.tidy import open_blocks, record_dropped, this_clone_first
 from memvault.services.one_commit import one_commit
+from memvault.services.tidy import open_blocks, record_dropped, this_clone_first
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault

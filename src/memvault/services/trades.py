@@ -5,8 +5,8 @@ then, under the backend lock, writes as ONE `backend.commit` (all files or none)
 `Trades/<hash>.md`, `Reflections/<hash>.md`, the appended lines of each
 `Journal/<date>.md` and `.memvault/events.jsonl` with one `trade` event per new trade
 (its id is the hash, made this principal's own: `journal.principal_event_id`, so the same
-hash recorded by two principals is two events). Dates follow the trade's time in the Profile.md time zone (UTC when
-unset).
+hash recorded by two principals is two events). Dates follow the trade's time in the
+Profile.md time zone (UTC when unset).
 
 Idempotent: a hash already in the journal (or whose note matches) is "already
 recorded" and nothing changes; the same hash with different data is a Conflict. After
@@ -26,9 +26,9 @@ from memvault.backends.base import MISSING, Change
 from memvault.core.frontmatter import parse_frontmatter
 from memvault.errors import Conflict, InvalidInput, NotFound, ReadOnly
 from memvault.services.journal import principal_event_id, scan_events
+from memvault.services.one_commit import one_commit
 from memvault.services.settle import read_settled_file
 from memvault.state_paths import EVENTS
-from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -164,11 +164,11 @@ class TradeService:
             changes.append(Change(self.reflection_path(h),
                                   reflection_note(data, local, tz_name).encode(), MISSING))
             by_day.setdefault(local.date().isoformat(), []).append((data, local))
-            event = {"id": principal_event_id(h, self.layout.scope_name), "ts": int(_dt.datetime.fromisoformat(
-                str(data["timestamp"]).replace("Z", "+00:00")).timestamp()),
-                "type": "trade", "scope": self.layout.scope_name,
-                "date": local.date().isoformat(), "fingerprint": canonical_fp(data),
-                "trade": data}
+            when = _dt.datetime.fromisoformat(str(data["timestamp"]).replace("Z", "+00:00"))
+            event = {"id": principal_event_id(h, self.layout.scope_name),
+                     "ts": int(when.timestamp()), "type": "trade",
+                     "scope": self.layout.scope_name, "date": local.date().isoformat(),
+                     "fingerprint": canonical_fp(data), "trade": data}
             event_lines.append((json.dumps(event, ensure_ascii=False, separators=(",", ":"))
                                 + "\n").encode())
             results.append(RecordResult(h, "recorded", [self.trade_path(h),
