@@ -90,7 +90,7 @@ def read_regular(full: str | os.PathLike[str], path: str) -> bytes | None:
 
 
 def read_all(fd: int, path: str) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     try:
         while True:
             chunk = os.read(fd, 1 << 20)

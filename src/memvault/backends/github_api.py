@@ -196,8 +196,8 @@ class GithubApi:
         from github import GithubException
 
         try:
-            data = self.request(f"read {path}", "GET", f"/contents/{path}",
-                                params={"ref": commit})
+            data: dict[str, Any] = self.request(f"read {path}", "GET", f"/contents/{path}",
+                                                params={"ref": commit})
         except GithubException as exc:
             if exc.status == 404:
                 return None

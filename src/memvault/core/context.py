@@ -444,8 +444,8 @@ def _fill(block: ContextBlock, order: Iterator[_Candidate],
             misfits += 1
     page_end = block.manifest_offset + settings.manifest_ids
     left_out.extend(islice(order, max(0, page_end - len(left_out))))
-    for c in block.selected:
-        block.counts[c.kind]["shown"] += 1
+    for chosen in block.selected:
+        block.counts[chosen.kind]["shown"] += 1
     for counts in block.counts.values():
         counts["not_shown"] = counts["candidates"] - counts["shown"]
     block.manifest_total = sum(c["not_shown"] for c in block.counts.values())

@@ -135,9 +135,9 @@ def parse_frontmatter(data: bytes) -> Frontmatter:
         fm.readonly_reason = f"frontmatter has bytes that are not UTF-8 (line {bad})"
         fm.load_error = fm.readonly_reason
         return fm
-    first = next((ln.text.lstrip() for ln in inner
-                  if ln.text.strip() and not ln.text.lstrip().startswith("#")), "")
-    if first[:1] in ("{", "["):
+    first_text = next((ln.text.lstrip() for ln in inner
+                       if ln.text.strip() and not ln.text.lstrip().startswith("#")), "")
+    if first_text[:1] in ("{", "["):
         fm.readonly_reason = "JSON frontmatter is read-only (convert it to YAML to edit it)"
     fm.values, error = _load_yaml("\n".join(ln.text for ln in inner))
     if error:

@@ -170,11 +170,11 @@ def _side(doc: BulletDocument) -> _Side:
     lines = doc.file.lines
     i = 0
     while i < len(lines):
-        it = starts.get(i)
-        if it is not None:
-            units.append(("i", it.id))
+        started = starts.get(i)
+        if started is not None:
+            units.append(("i", started.id))
             prose.append(Line("", ""))
-            i = it.end
+            i = started.end
         else:
             units.append(("p", lines[i].text))
             prose.append(lines[i])
@@ -202,7 +202,7 @@ def _sync_regions(base: list[str], a: list[str], b: list[str]) -> list[tuple[int
     am = difflib.SequenceMatcher(None, base, a, autojunk=False).get_matching_blocks()
     bm = difflib.SequenceMatcher(None, base, b, autojunk=False).get_matching_blocks()
     ia = ib = 0
-    out = []
+    out: list[tuple[int, ...]] = []
     while ia < len(am) and ib < len(bm):
         abase, amatch, alen = am[ia]
         bbase, bmatch, blen = bm[ib]

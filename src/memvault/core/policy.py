@@ -64,8 +64,9 @@ def check_number(text: str) -> Decimal:
         raise ValueError("must be a number")
     if number and number.adjusted() > 15:
         raise ValueError("is far too large for a limit")
-    if number.as_tuple().exponent < -MAX_DECIMALS and number != number.quantize(
-            Decimal(1).scaleb(-MAX_DECIMALS)):  # type: ignore[operator]
+    exponent = number.as_tuple().exponent  # an int: the number is finite
+    if isinstance(exponent, int) and exponent < -MAX_DECIMALS and number != number.quantize(
+            Decimal(1).scaleb(-MAX_DECIMALS)):
         raise ValueError(f"has more than {MAX_DECIMALS} decimal places")
     return number
 
@@ -216,10 +217,10 @@ def validate_policy(values: dict[str, Any], lines: dict[str, int | None]
         policy = Policy(**data)
     except ValidationError as exc:
         for err in exc.errors():
-            field = str(err["loc"][0]) if err["loc"] else None
-            key = written.get(field or "", field)
-            issues.append(PolicyIssue(key, data.get(field or ""), _reason(err),
-                                      lines.get(key or "")))
+            loc = str(err["loc"][0]) if err["loc"] else None
+            shown = written.get(loc or "", loc)
+            issues.append(PolicyIssue(shown, data.get(loc or ""), _reason(err),
+                                      lines.get(shown or "")))
         return None, issues
     if policy.allowed_tokens and policy.blocked_tokens:
         both = sorted({t.casefold() for t in policy.allowed_tokens} &

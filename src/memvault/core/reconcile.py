@@ -192,7 +192,7 @@ def _items(lines: list[Line]) -> list[BulletItem]:
 def _section(lines: list[Line]) -> tuple[BulletDocument, bool]:
     """The section parsed, and whether it holds nothing but items and blank lines."""
     doc = parse_bullets(TextFile(lines=[Line(ln.text, "\n") for ln in lines]).to_bytes())
-    covered = set()
+    covered: set[int] = set()
     for it in doc.items:
         covered.update(range(it.start, it.end))
     only_items = all(k in covered or not ln.text.strip() for k, ln in enumerate(lines))

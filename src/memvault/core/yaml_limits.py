@@ -62,7 +62,7 @@ def _check_events(text: str) -> None:
         while loader.check_event():
             event = loader.get_event()
             if isinstance(event, ev.AliasEvent):
-                size = sizes.get(event.anchor)
+                size = sizes.get(event.anchor or "")
                 if size is None:
                     if any(frame[0] == event.anchor for frame in stack):
                         raise YamlLimitError(_where(event, f"alias *{event.anchor} refers to "

@@ -21,6 +21,7 @@ the secret.
 
 from __future__ import annotations
 
+import builtins
 import json
 import threading
 import time
@@ -363,7 +364,8 @@ class HostedMemory:
         return EventResult(event_id, status, info)
 
     def import_documents(self, principal: str,
-                         items: Iterable[tuple[str, str | bytes, str]]) -> list[EventResult]:
+                         items: Iterable[tuple[str, str | bytes, str]]
+                         ) -> builtins.list[EventResult]:  # `list` here is the method above
         """Import documents (another tool's export, a migration): forgotten content stays
         forgotten. Event ids are derived from the content, so re-running an import is
         idempotent."""

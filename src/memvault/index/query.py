@@ -118,7 +118,8 @@ _VISIBLE_FN = "memvault_visible"
 
 def _filters(path_glob: str | None, tag: str | None, conn: sqlite3.Connection | None = None,
              visible: Visible | None = None) -> tuple[str, list[Any]]:
-    sql, args = "", []
+    sql = ""
+    args: list[Any] = []
     if visible is not None and conn is not None:
         # Another principal's memory home is never a result, whatever the query.
         conn.create_function(_VISIBLE_FN, 1, lambda p: bool(visible(p)), deterministic=True)

@@ -306,7 +306,7 @@ class Tombstones:
         """Whether `text` is tombstoned under any of its keys, given `active_keys()`."""
         return any(key in active for key in self.keys_for(text))
 
-    def dead_records(self) -> set[str]:
+    def dead_records(self) -> frozenset[str]:
         """Record ids whose latest tombstone entry is not `lifted`: forgotten or rejected,
         and not restored since. A merged line with such an id is removed."""
         return dead_records_in(self.backend, self.scope)

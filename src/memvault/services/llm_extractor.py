@@ -145,7 +145,7 @@ def parse_answer(content: str) -> list[Candidate]:
         if isinstance(item, str):
             raw_text, raw_cat = item, None
         elif isinstance(item, dict) and isinstance(item.get("text", item.get("content")), str):
-            raw_text = item.get("text", item.get("content"))
+            raw_text = str(item.get("text", item.get("content")))
             raw_cat = item.get("category")
         else:
             raise ExtractorFailed("an item of the model's answer is not a fact")
