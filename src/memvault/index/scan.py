@@ -85,8 +85,8 @@ def _settings_file(root: Path, rel: str) -> bytes | None:
 
 def template_folders(root: Path, home_root: str) -> tuple[str, ...]:
     """The templates folders Obsidian's settings name, except one holding the home."""
-    from memvault.core.obsidian_settings import (TEMPLATER, TEMPLATES, in_folders,
-                                                 template_folders as named)
+    from memvault.core.obsidian_settings import TEMPLATER, TEMPLATES, in_folders
+    from memvault.core.obsidian_settings import template_folders as named
 
     if not os.path.isdir(root / ".obsidian"):
         return ()

@@ -14,11 +14,16 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memvault.core.obsidian_settings import (PROPERTY_TYPES, TYPES, parse_list_value,
-                                             property_types, typed_value)
+from memvault.core.obsidian_settings import (
+    PROPERTY_TYPES,
+    TYPES,
+    parse_list_value,
+    property_types,
+    typed_value,
+)
 from memvault.errors import InvalidInput, VaultError
-from memvault.services.properties import load_properties, set_note_property
 from memvault.services.one_commit import one_commit
+from memvault.services.properties import load_properties, set_note_property
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -35,7 +40,7 @@ def check_timezone(name: str) -> _dt.tzinfo:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     if name.strip().upper() in ("UTC", "Z", "GMT", "ETC/UTC"):
-        return _dt.timezone.utc
+        return _dt.UTC
     try:
         return ZoneInfo(name.strip())
     except (ZoneInfoNotFoundError, ValueError, OSError):
@@ -90,7 +95,7 @@ class ProfileService:
             raise InvalidInput(f"cannot read the time zone: {fm.load_error}", path=self.path)
         value = fm.get("timezone")
         if not isinstance(value, str) or not value.strip():
-            return _dt.timezone.utc
+            return _dt.UTC
         try:
             return check_timezone(value)
         except InvalidInput as exc:
