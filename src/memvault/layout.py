@@ -18,8 +18,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memvault.core.kinds import (FACT, LESSON, PROPOSAL, RecordKind, all_kinds, kind_named,
-                                 kind_of_file)
+from memvault.core.kinds import (
+    FACT,
+    LESSON,
+    PROPOSAL,
+    RecordKind,
+    all_kinds,
+    kind_named,
+    kind_of_file,
+)
 from memvault.core.paths import check_scope
 
 SCOPES_FOLDER = "scopes"

@@ -43,7 +43,7 @@ def parse_timestamp(raw: str | None) -> int | None:
     except ValueError:
         return None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=_dt.timezone.utc)
+        parsed = parsed.replace(tzinfo=_dt.UTC)
     return int(parsed.timestamp())
 
 

@@ -8,8 +8,9 @@
   notice; the index is a cache, so nothing is lost.
 - `refresh` re-reads only files whose size or modification time changed, and removes
   rows of deleted files. When nothing changed it compares one signature of the scan
-  (`files_signature`) with the one stored for the files table, not every row. Memory files (Memory.md, Lessons.md, Inbox.md of every
-  principal) are indexed per record; when they change, the FTS segments are merged and
+  (`files_signature`) with the one stored for the files table, not every row. Memory
+  files (Memory.md, Lessons.md, Inbox.md of every principal) are indexed per record;
+  when they change, the FTS segments are merged and
   the WAL truncated with `secure_delete` on, so forgotten text does not survive in the
   index file.
 

@@ -24,7 +24,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from memvault.backends.base import MISSING, Backend, Blob, Expected
 from memvault.core.bullets import BulletDocument, BulletItem, encode_id, parse_bullets
@@ -135,14 +135,14 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
             # What a merge left is settled in the same write, as memvault's own change
             # (open conflict blocks stay, their items read-only, for `memvault resolve`).
             tidied = write_view(backend, path, blob.data) if blob is not None else None
-            if tidied is not None and tidied.data != blob.data:
+            if tidied is not None and blob is not None and tidied.data != blob.data:
                 doc = parse_bullets(tidied.data)
             try:
                 result = apply(doc)
             except NoChange as stop:
-                if tidied is None or tidied.data == blob.data:
-                    return stop.result  # type: ignore[return-value]
-                result = stop.result  # nothing asked, but the merge leftovers are written
+                if tidied is None or blob is None or tidied.data == blob.data:
+                    return cast(T, stop.result)
+                result = cast(T, stop.result)  # nothing asked, but the merge leftovers are written
             data = doc.to_bytes()
             after = record_ids(doc)
             if before - after:  # removes records: their text leaves the net first

@@ -11,16 +11,22 @@ This service never writes Memory.md or Policy.md directly.
 
 from __future__ import annotations
 
+import builtins
 import re
 from typing import TYPE_CHECKING
 
-from memvault.core.records import (GENERAL_LESSON_CATEGORIES, LESSON_CATEGORIES, Lesson,
-                                   check_category, record_from_item)
+from memvault.core.records import (
+    GENERAL_LESSON_CATEGORIES,
+    LESSON_CATEGORIES,
+    Lesson,
+    check_category,
+    record_from_item,
+)
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import load_bullet_file
+from memvault.services.one_commit import one_commit
 from memvault.services.proposals import ProposeResult
 from memvault.state_paths import EVENTS
-from memvault.services.one_commit import one_commit
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
@@ -40,7 +46,8 @@ class LessonService:
         doc = load_bullet_file(self.vault.backend, self.path).doc
         return [record_from_item(it, Lesson, LESSON_CATEGORIES) for it in doc.items]
 
-    def missing_evidence(self, ids: list[str]) -> list[str]:
+    # `list` below names the method above: the builtin is spelled builtins.list
+    def missing_evidence(self, ids: builtins.list[str]) -> builtins.list[str]:
         """The ids that are neither a journal event nor a trade note of this principal."""
         if not ids:
             return []
@@ -71,7 +78,7 @@ class LessonService:
         return GENERAL_LESSON_CATEGORIES
 
     @one_commit("memvault: propose a lesson")
-    def propose(self, text: str, category: str, evidence: list[str] | None = None, *,
+    def propose(self, text: str, category: str, evidence: builtins.list[str] | None = None, *,
                 source: str = "agent") -> ProposeResult:
         """Propose a lesson after checking its evidence (see module doc)."""
         offered = self.categories()

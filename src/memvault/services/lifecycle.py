@@ -27,13 +27,18 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memvault.core.bullets import (BulletDocument, BulletItem, render_new_item,
-                                   render_updated_item)
+from memvault.core.bullets import BulletDocument, BulletItem, render_new_item, render_updated_item
 from memvault.core.kinds import FACT, RecordKind, all_kinds
 from memvault.core.records import Record, check_record_text, record_from_item
 from memvault.errors import InvalidInput, NotFound
-from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
-                                            ids_beside, load_bullet_file, new_record_id)
+from memvault.services.bullet_files import (
+    NoChange,
+    edit_bullet_file,
+    find_one,
+    ids_beside,
+    load_bullet_file,
+    new_record_id,
+)
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault

@@ -6,7 +6,8 @@ path in the repository (%P). During a rebase %A is the upstream side and %B the 
 commit being replayed; conflict blocks always show this clone's version first. The bullet
 files of the record kinds whose merge rule is `record-by-record` (`memvault.core.kinds`:
 Memory.md, Lessons.md, Inbox.md) are merged fact by fact (`memvault.core.merge`);
-`*.jsonl` journals as unions of lines; anything else with `git merge-file`. Exit status 0 means merged, 1 means conflicts were left for the user.
+`*.jsonl` journals as unions of lines; anything else with `git merge-file`. Exit status 0
+means merged, 1 means conflicts were left for the user.
 
 Tombstones win: a fact the other side forgot does not come back. The tombstones are read
 from every version git has at hand (the working tree, HEAD, ORIG_HEAD, MERGE_HEAD,
@@ -29,8 +30,8 @@ from pathlib import Path, PurePosixPath
 
 from memvault.backends.fs_git import find_git_dir, operation_in_progress
 from memvault.core.kinds import kind_of_file
-from memvault.core.records import tombstone_keys
 from memvault.core.merge import MergeResult, merge_bullet_files, merge_json_lines
+from memvault.core.records import tombstone_keys
 from memvault.layout import SCOPES_FOLDER
 from memvault.state_paths import CONFIG, TOMBSTONES
 
@@ -92,10 +93,10 @@ def _tombstone_sources(root: Path, extra: bytes = b"") -> list[bytes]:
         out.append((root / TOMBSTONES).read_bytes())
     except OSError:
         pass
-    extra = os.environ.get(TOMBSTONE_ENV)
-    if extra:
+    extra_file = os.environ.get(TOMBSTONE_ENV)
+    if extra_file:
         try:
-            out.append(Path(extra).read_bytes())
+            out.append(Path(extra_file).read_bytes())
         except OSError:
             pass
     try:
