@@ -353,7 +353,7 @@ def cold_alternated(workdir: Path, rounds: int) -> dict[str, object]:
     ratios = {}
     for a, b in pairs:
         if a in times and b in times:
-            per_round = sorted(x / y for x, y in zip(times[a], times[b]))
+            per_round = sorted(x / y for x, y in zip(times[a], times[b], strict=False))
             q = statistics.quantiles(per_round, n=4) if len(per_round) > 1 else per_round * 3
             ratios[f"{a} / {b}"] = {
                 "ratio": round(statistics.median(times[a]) / statistics.median(times[b]), 2),
