@@ -27,7 +27,7 @@ import datetime as _dt
 import json
 import re
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from memvault.core.paths import clean_vault_path, folder_key
 from memvault.errors import InvalidInput
@@ -150,7 +150,8 @@ def daily_notes(data: bytes | None) -> tuple[str, str]:
     return folder, fmt.strip() if isinstance(fmt, str) and fmt.strip() else DEFAULT_DAY_FORMAT
 
 
-def daily_notes_overlap(data: bytes | None, journal_dir: str) -> tuple[str, str] | None:
+def daily_notes_overlap(data: bytes | None, journal_dir: str
+                        ) -> tuple[Literal["info", "warning"], str] | None:
     """(severity, message) when Obsidian's daily notes live in memvault's journal folder
     `journal_dir`: "info" when both name a day's note alike (the note receives
     memvault's lines), "warning" when not (a day can have two notes); else None."""
