@@ -128,7 +128,8 @@ def default_config_text(vault_format: int) -> str:
         'home = "Pilot"\n'
         "# Where the vault lives: \"fs\" (this folder) or \"github\" (see [github])\n"
         'backend = "fs"\n'
-        "# What extraction does with facts found in chat: \"ask\" (proposals), \"silent\", \"manual\"\n"
+        "# What extraction does with facts found in chat: \"ask\" (proposals), \"silent\", "
+        "\"manual\"\n"
         'capture = "ask"\n'
         "# false: no new proposals from extraction or inference (existing memory is kept)\n"
         "learning = true\n"

@@ -246,7 +246,7 @@ class FsBackend:
             try:
                 fulls = [self._path(ch.path, for_write=True) for ch in changes]
                 remove_stale_temps_once(fulls)  # one scan per folder, not one per file
-                for ch, full in zip(changes, fulls):
+                for ch, full in zip(changes, fulls, strict=True):
                     self._check_expected(ch.path, full, ch.expected)
                     if ch.data is not None:
                         check_not_readonly(ch.path, full)

@@ -18,8 +18,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
-from memvault.core.records import (FACT_CATEGORIES, INBOX_CATEGORIES, LESSON_CATEGORIES, Fact,
-                                   Lesson, Proposal, Record)
+from memvault.core.records import (
+    FACT_CATEGORIES,
+    INBOX_CATEGORIES,
+    LESSON_CATEGORIES,
+    Fact,
+    Lesson,
+    Proposal,
+    Record,
+)
 
 MergeRule = Literal["record-by-record"]
 """How git merges the file: `record-by-record` is the fact-by-fact merge of

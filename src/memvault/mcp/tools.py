@@ -13,9 +13,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memvault.mcp.args import (Budget, Category, Evidence, Limit, ManifestOffset, NoPersonal,
-                               OptionalText, Query, RecordId, Request, Text, Trade, clamp,
-                               id_list)
+from memvault.mcp.args import (
+    Budget,
+    Category,
+    Evidence,
+    Limit,
+    ManifestOffset,
+    NoPersonal,
+    OptionalText,
+    Query,
+    RecordId,
+    Request,
+    Text,
+    Trade,
+    clamp,
+    id_list,
+)
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

@@ -23,9 +23,15 @@ import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from memvault.core.context import (ContextBlock, ContextSettings, PolicyLimits,
-                                   PreparedRecords, Relevance, prepare_records,
-                                   select_context)
+from memvault.core.context import (
+    ContextBlock,
+    ContextSettings,
+    PolicyLimits,
+    PreparedRecords,
+    Relevance,
+    prepare_records,
+    select_context,
+)
 from memvault.core.records import FACT_CATEGORIES, LESSON_CATEGORIES, Fact
 
 if TYPE_CHECKING:

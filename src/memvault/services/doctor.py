@@ -23,10 +23,16 @@ from memvault.config import parse_config
 from memvault.core.bullets import BulletDocument, render_updated_item
 from memvault.core.kinds import all_kinds
 from memvault.errors import VaultError
-from memvault.state_paths import CONFIG, EVENTS, TOMBSTONES
-from memvault.services.bullet_files import (NoChange, edit_bullet_file, load_bullet_file,
-                                            ids_beside, load_raw, new_record_id)
+from memvault.services.bullet_files import (
+    NoChange,
+    edit_bullet_file,
+    ids_beside,
+    load_bullet_file,
+    load_raw,
+    new_record_id,
+)
 from memvault.services.one_commit import one_commit
+from memvault.state_paths import CONFIG, EVENTS, TOMBSTONES
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault

@@ -13,14 +13,25 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memvault.core.bullets import (BulletDocument, BulletItem, render_new_item,
-                                   render_updated_item)
+from memvault.core.bullets import BulletDocument, BulletItem, render_new_item, render_updated_item
 from memvault.core.kinds import FACT
-from memvault.core.records import (FACT_CATEGORIES, Fact, check_category, check_record_text,
-                                   fact_from_item, match_key)
+from memvault.core.records import (
+    FACT_CATEGORIES,
+    Fact,
+    check_category,
+    check_record_text,
+    fact_from_item,
+    match_key,
+)
 from memvault.errors import Conflict, InvalidInput, NotFound
-from memvault.services.bullet_files import (NoChange, edit_bullet_file, find_one,
-                                            ids_beside, load_bullet_file, new_record_id)
+from memvault.services.bullet_files import (
+    NoChange,
+    edit_bullet_file,
+    find_one,
+    ids_beside,
+    load_bullet_file,
+    new_record_id,
+)
 from memvault.services.one_commit import attempt_memo, one_commit
 
 if TYPE_CHECKING:

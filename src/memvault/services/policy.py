@@ -19,12 +19,12 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from memvault.errors import InvalidInput, ReadOnly
-from memvault.services.properties import load_properties
 from memvault.services.one_commit import one_commit
+from memvault.services.properties import load_properties
 
 if TYPE_CHECKING:
-    from memvault.services.properties import LoadedNote
     from memvault.core.policy import Policy, PolicyIssue
+    from memvault.services.properties import LoadedNote
     from memvault.services.vault import Vault
 
 

@@ -31,16 +31,31 @@ from typing import TYPE_CHECKING, Any, Literal
 from memvault.backends.base import Blob
 from memvault.core.bullets import BulletDocument, parse_bullets, render_new_item
 from memvault.core.kinds import PROPOSAL, kind_named, proposable_kinds
-from memvault.core.records import (INBOX_CATEGORIES, Proposal, Record, check_category,
-                                   check_record_text, match_key, record_from_item)
+from memvault.core.records import (
+    INBOX_CATEGORIES,
+    Proposal,
+    Record,
+    check_category,
+    check_record_text,
+    match_key,
+    record_from_item,
+)
 from memvault.errors import InvalidInput, VaultError
-from memvault.state_paths import EVENTS
-from memvault.services.bullet_files import (NoChange, derived_record_id, edit_bullet_file,
-                                            find_one, ids_beside, ids_in_files,
-                                            load_bullet_file, new_record_id, read_settled)
+from memvault.services.bullet_files import (
+    NoChange,
+    derived_record_id,
+    edit_bullet_file,
+    find_one,
+    ids_beside,
+    ids_in_files,
+    load_bullet_file,
+    new_record_id,
+    read_settled,
+)
 from memvault.services.journal import scan_events
-from memvault.services.safety_net import SafetyNet, Seen
 from memvault.services.one_commit import one_commit
+from memvault.services.safety_net import SafetyNet, Seen
+from memvault.state_paths import EVENTS
 
 if TYPE_CHECKING:
     from memvault.services.doctor import Finding

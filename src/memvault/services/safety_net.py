@@ -24,9 +24,7 @@ import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memvault.backends.base import ANY, Backend
 from memvault.state_paths import SAFETY, state_path

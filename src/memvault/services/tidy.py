@@ -216,9 +216,8 @@ def tidy_journal(vault: Vault) -> list[str]:
     import json
 
     from memvault.backends.base import MISSING
-    from memvault.services.journal import EventLog
     from memvault.errors import Conflict
-    from memvault.services.journal import erased_records, event_key
+    from memvault.services.journal import EventLog, erased_records, event_key
     from memvault.state_paths import EVENTS, JOURNALS
 
     notes: list[str] = []

@@ -54,13 +54,28 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.core.bullets import BulletDocument, parse_bullets, render_new_item
 from memvault.core.kinds import all_kinds
-from memvault.core.records import (FACT_CATEGORIES, INBOX_CATEGORIES, LESSON_CATEGORIES,
-                                   PREFERENCE_CATEGORIES, Lesson, Proposal, Record,
-                                   check_record_text, fact_from_item, match_key,
-                                   record_from_item, tombstone_keys)
+from memvault.core.records import (
+    FACT_CATEGORIES,
+    INBOX_CATEGORIES,
+    LESSON_CATEGORIES,
+    PREFERENCE_CATEGORIES,
+    Lesson,
+    Proposal,
+    Record,
+    check_record_text,
+    fact_from_item,
+    match_key,
+    record_from_item,
+    tombstone_keys,
+)
 from memvault.errors import InvalidInput
-from memvault.services.bullet_files import (NoChange, edit_bullet_file, ids_beside,
-                                            load_bullet_file, new_record_id)
+from memvault.services.bullet_files import (
+    NoChange,
+    edit_bullet_file,
+    ids_beside,
+    load_bullet_file,
+    new_record_id,
+)
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault

@@ -20,11 +20,11 @@ from memvault.services.migrations import CURRENT_FORMAT, upgrade
 from memvault.state_paths import CONFIG, PENDING_FORGETS
 
 if TYPE_CHECKING:
-    from memvault.services.journal import EventLog, Tombstones
     from memvault.services.context import ContextService
     from memvault.services.controls import ControlService
     from memvault.services.doctor import DoctorService
     from memvault.services.extraction import ExtractionService
+    from memvault.services.journal import EventLog, Tombstones
     from memvault.services.learning import LearningService
     from memvault.services.lessons import LessonService
     from memvault.services.lifecycle import LifecycleService

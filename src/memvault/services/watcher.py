@@ -3,10 +3,11 @@
 `VaultWatcher(vault, callback)` is the reusable engine (the CLI's `memvault watch` and the
 MCP server both use it): `start()` runs a watchdog observer plus one worker thread,
 `stop()` ends both. It is the process's one observer: `on_event` hands every raw event
-to another listener (the MCP server's index freshness) instead of a second observer. For every change to Memory.md, Lessons.md or Inbox.md it reloads the
-file, validates it, reports what changed by record id (`+ fact k3v9qa "…"`, `~ …`,
-`- …`), applies ticked Inbox boxes, and refreshes the search index; Policy.md is
-validated (`! Pilot/Policy.md invalid: …; keeping last valid`).
+to another listener (the MCP server's index freshness) instead of a second observer. For
+every change to Memory.md, Lessons.md or Inbox.md it reloads the file, validates it,
+reports what changed by record id (`+ fact k3v9qa "…"`, `~ …`, `- …`), applies ticked
+Inbox boxes, and refreshes the search index; Policy.md is validated
+(`! Pilot/Policy.md invalid: …; keeping last valid`).
 
 Rules it keeps:
 - Editor bursts are debounced: a file is read only after `debounce` seconds without an
