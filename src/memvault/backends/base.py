@@ -9,6 +9,7 @@ for "must not exist yet", or `ANY` to overwrite unconditionally); a mismatch rai
 
 from __future__ import annotations
 
+import builtins  # `builtins.list` in classes that have a method named list
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
@@ -130,7 +131,7 @@ class Backend(Protocol):
     def list(self, prefix: str = "") -> list[str]:
         """Every file path under `prefix` (a folder), sorted."""
 
-    def commit(self, changes: list[Change], *, message: str = "") -> None:
+    def commit(self, changes: builtins.list[Change], *, message: str = "") -> None:
         """Apply several changes as one unit: all of them or none."""
 
     def lock(self) -> AbstractContextManager[None]:

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import builtins  # `builtins.list` in classes that have a method named list
 import hashlib
 import os
 import tempfile
@@ -239,7 +240,7 @@ class FsBackend:
             finally:
                 os.close(fd)
 
-    def commit(self, changes: list[Change], *, message: str = "") -> None:
+    def commit(self, changes: builtins.list[Change], *, message: str = "") -> None:
         """Stage every new file first; then install them all, rolling back on failure."""
         with self.lock():
             staged: list[tuple[Change, Path, tuple[Path, os.stat_result] | None]] = []

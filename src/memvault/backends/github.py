@@ -35,6 +35,7 @@ logged or shown: every message that leaves this backend is scrubbed of it.
 
 from __future__ import annotations
 
+import builtins  # `builtins.list` in classes that have a method named list
 import contextlib
 import os
 import threading
@@ -310,7 +311,7 @@ class GithubBackend:
             if full not in self._batch.rewritten:
                 self._batch.appended[full] = self._batch.appended.get(full, b"") + data
 
-    def commit(self, changes: list[Change], *, message: str = "") -> None:
+    def commit(self, changes: builtins.list[Change], *, message: str = "") -> None:
         """All changes in one commit: all of them or none."""
         if not changes:
             return
@@ -333,7 +334,7 @@ class GithubBackend:
 
     # -- the commit ---------------------------------------------------------------------
 
-    def _entries(self, b: _Batch) -> list[dict[str, Any]]:
+    def _entries(self, b: _Batch) -> builtins.list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for full, data in b.staged.items():
             before = b.base.files.get(full)

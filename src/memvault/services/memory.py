@@ -9,6 +9,7 @@ no copy of the text is left in the vault; forgetting is crash-safe
 
 from __future__ import annotations
 
+import builtins  # `builtins.list` in classes that have a method named list
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -147,7 +148,7 @@ class MemoryService:
         doc = self.document()
         return fact_from_item(_find_for_reading(doc, fact_id, self.path), FACT_CATEGORIES)
 
-    def history(self, fact_id: str) -> list[dict[str, Any]]:
+    def history(self, fact_id: str) -> builtins.list[dict[str, Any]]:
         return self.vault.events.events(record=fact_id)
 
     # -- writing -----------------------------------------------------------------------
@@ -253,7 +254,7 @@ class MemoryService:
         self.vault.events.append("fact.edited", record=fact.id, **details)
         return EditResult(fact, changed=True)
 
-    def find_matches(self, query: str, *, history: bool = False) -> list[Fact]:
+    def find_matches(self, query: str, *, history: bool = False) -> builtins.list[Fact]:
         """Facts whose id equals `query` or whose text contains it (case-insensitive).
         With `history`, an id Memory.md no longer holds but the journal does counts too
         (so `forget --permanent ID` can still erase what is left of it)."""
@@ -280,7 +281,7 @@ class MemoryService:
         return found
 
     @one_commit("memvault: forget facts")
-    def forget(self, ids: list[str], *, permanent: bool = False,
+    def forget(self, ids: builtins.list[str], *, permanent: bool = False,
                reason: str = "forgotten") -> ForgetResult:
         """Remove facts by id, tombstone their text, and (permanent) purge their history.
 

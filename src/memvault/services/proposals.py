@@ -24,6 +24,7 @@ This service never writes Policy.md or any limit: an accepted proposal is only t
 
 from __future__ import annotations
 
+import builtins  # `builtins.list` in classes that have a method named list
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -153,7 +154,7 @@ class ProposalService:
     @one_commit("memvault: propose")
     def propose(self, text: str, category: str | None = None, *, kind: str = "fact",
                 source: str = "agent", authority: str = "inferred",
-                evidence: list[str] | None = None, automatic: bool = False,
+                evidence: builtins.list[str] | None = None, automatic: bool = False,
                 extra_meta: dict[str, str] | None = None) -> ProposeResult:
         """Add one proposal to the inbox (see module doc for what is refused)."""
         if kind not in proposable_kinds():
@@ -200,8 +201,8 @@ class ProposalService:
         return result
 
     @one_commit("memvault: propose")
-    def propose_many(self, candidates: list[tuple[str, str | None]], *, source: str,
-                     automatic: bool = True, kind: str = "fact") -> list[ProposeResult]:
+    def propose_many(self, candidates: builtins.list[tuple[str, str | None]], *, source: str,
+                     automatic: bool = True, kind: str = "fact") -> builtins.list[ProposeResult]:
         """Propose candidates from one chat turn: at most 3 reach the inbox."""
         results: list[ProposeResult] = []
         proposed = 0
@@ -305,7 +306,7 @@ class ProposalService:
         self.vault.events.append("proposal.rejected", record=proposal.id)
         return proposal
 
-    def withdraw_same_text(self, text: str, reason: str) -> list[str]:
+    def withdraw_same_text(self, text: str, reason: str) -> builtins.list[str]:
         """Remove pending proposals whose text is `text` (by match key): it was just
         remembered, so the proposal is settled. Returns their ids; a journal event
         (`proposal.withdrawn`) records each."""
@@ -400,11 +401,11 @@ class ProposalService:
         return edits
 
     @staticmethod
-    def _ticked(doc: BulletDocument) -> list[Any]:
+    def _ticked(doc: BulletDocument) -> builtins.list[Any]:
         return [it for it in doc.items
                 if it.task in ("x", "X") and it.editable and not it.provisional]
 
-    def held_ticks(self) -> list[HeldTick]:
+    def held_ticks(self) -> builtins.list[HeldTick]:
         """Ticked lines whose text memvault cannot accept, as the inbox is now (doctor
         reports them; nothing is applied or written)."""
         loaded = load_bullet_file(self.backend, self.path)
