@@ -19,9 +19,12 @@ import math
 import re
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memvault.index.text import segment, unsegment
+
+if TYPE_CHECKING:
+    from memvault.index.vectors import Cosines
 
 _WORD = re.compile(r"\w+")
 STOPWORDS = frozenset("""
@@ -198,7 +201,8 @@ MEANING_MIN = 0.6
 is at least this."""
 
 
-def hybrid_memory_hits(conn: sqlite3.Connection, hits: list[Any], cosine: dict[str, float],
+def hybrid_memory_hits(conn: sqlite3.Connection, hits: list[Any],
+                       cosine: Cosines | dict[str, float],
                        scope: str, limit: int) -> list[Any]:
     """`hits` (records matching the query's words or id) re-scored with meaning, then the
     records close in meaning that share no word, up to `limit`. Scores shown are 0.5–1 for

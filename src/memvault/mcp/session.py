@@ -24,7 +24,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from memvault.errors import VaultError
 
@@ -51,7 +51,7 @@ class VaultSession:
         self.root = root
         self.backend = backend
         self.scope = scope
-        self.access: AccessLevel = cast(AccessLevel, access)
+        self.access: AccessLevel = access  # narrowed to the levels by the check above
         self._lock = threading.RLock()
         self._search: Any = None
         self._search_home: str | None = None

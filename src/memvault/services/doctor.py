@@ -172,7 +172,7 @@ class DoctorService:
             return []
         link_target = self.backend.link_target  # type: ignore[attr-defined]
         lay = self.vault.layout
-        found = []
+        found: list[Finding] = []
         for path in (lay.home, *lay.memory_files, lay.profile, lay.journal_dir,
                      lay.trades_dir, lay.reflections_dir):
             target = link_target(path)

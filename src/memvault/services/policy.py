@@ -155,7 +155,7 @@ class PolicyService:
         except ValueError as exc:
             raise InvalidInput(f"{name} {exc}, got {shown(text)}; nothing was changed",
                                path=self.path) from None
-        from memvault.backends.base import MISSING, policy_writer
+        from memvault.backends.base import MISSING, Expected, policy_writer
 
         with self.backend.lock():
             from memvault.services.settle import read_settled_file
@@ -164,7 +164,8 @@ class PolicyService:
             if blob is None:
                 from memvault.services.setup import template_text
 
-                data, expected = template_text("Policy.md"), MISSING
+                expected: Expected = MISSING
+                data = template_text("Policy.md")
             else:
                 data, expected = blob.data, blob.version
             fm = parse_frontmatter(data)

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from memvault.core.bullets import parse_bullets
 from memvault.core.kinds import all_kinds
@@ -35,6 +35,8 @@ from memvault.errors import InvalidInput
 from memvault.state_paths import INDEX, STATE_DIR
 
 if TYPE_CHECKING:
+    from watchdog.events import FileSystemEventHandler
+
     from memvault.services.vault import Vault
 
 IGNORED_TOP = (".git", ".obsidian", STATE_DIR, ".trash")
@@ -141,7 +143,8 @@ class VaultWatcher:
         from watchdog.observers import Observer
 
         observer = Observer()
-        observer.schedule(_Handler(self), str(self.root), recursive=True)
+        handler = cast("FileSystemEventHandler", _Handler(self))  # duck-typed, see _Handler
+        observer.schedule(handler, str(self.root), recursive=True)
         observer.daemon = True
         observer.start()
         self._observer = observer
