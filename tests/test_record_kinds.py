@@ -12,8 +12,15 @@ import json
 from pathlib import Path
 
 from memvault import Vault
-from memvault.core.kinds import (FACT, LESSON, PROPOSAL, RecordKind, all_kinds, kind_of_file,
-                                 registered)
+from memvault.core.kinds import (
+    FACT,
+    LESSON,
+    PROPOSAL,
+    RecordKind,
+    all_kinds,
+    kind_of_file,
+    registered,
+)
 from memvault.core.records import Fact, Lesson, Proposal, Record
 
 FACT_LINE = "- I live in Lisbon [identity] <!-- id:abc123 updated:1784594521 -->\n"

@@ -2,7 +2,7 @@
 
 A proposal is a task bullet in Inbox.md (the shared bullet grammar)::
 
-    - [ ] I prefer concise summaries [communication] <!-- id:p7f3a1 kind:fact src:chat proposed:1784594521 -->
+    - [ ] Short answers [communication] <!-- id:p7f3a1 kind:fact src:chat proposed:1784594521 -->
 
 - `propose` adds one (deduped against Memory.md, Lessons.md and the inbox; refused when
   its text was forgotten or rejected before — the tombstone check is content-free).
