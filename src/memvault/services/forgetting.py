@@ -89,11 +89,15 @@ def complete(vault: Vault, intent: ForgetIntent) -> tuple[list[Fact], int]:
             if key not in active:
                 vault.tombstones.add_key(key, rid, kind=intent.reason,
                                          provisional=rid in intent.hand)
+        net = SafetyNet(vault.backend)
+        # the net's copies (lost.jsonl, last-known copies) may hold a text no file does
+        files = vault.layout.memory_files
+        all_texts = net.scrub(ids=intent.records, texts=all_texts, paths=files)
         for text in all_texts:
             vault.scrub_text_elsewhere(text)
-        SafetyNet(vault.backend).drop(ids=intent.records, texts=all_texts,
-                                      paths=vault.layout.memory_files)
         removed = _remove_from_memory(vault, intent, all_texts)
+        # what that write noted as lost (its new copy is the file's real content)
+        net.drop(ids=intent.records, texts=all_texts + [f.text for f in removed], paths=files)
         purged = 0
         if intent.permanent:
             first = dict(reversed(texts))  # a text per record, to widen the purge by
@@ -232,14 +236,17 @@ def _finish(vault: Vault, intent: ForgetIntent) -> None:
 
 
 def last_known(vault: Vault, record: str) -> Fact | None:
-    """The fact a record id last was, from the journal alone (for an id Memory.md no
-    longer holds, e.g. forgotten, or removed by a crash mid-forget)."""
+    """The fact a record id last was, from the journal, else from the safety net (for an
+    id Memory.md no longer holds: forgotten, deleted by hand, or removed by a crash
+    mid-forget)."""
     last: dict[str, Any] | None = None
     for ev in vault.events.events(record=record):
         if isinstance(ev.get("text"), str) and ev["text"]:
             last = ev
     if last is None:
-        return None
+        text = SafetyNet(vault.backend).text_of(record, vault.layout.memory)
+        return None if text is None else Fact(id=record, text=text, category="other",
+                                              category_raw="other", updated=None, line=0)
     category = str(last.get("category") or "other")
     return Fact(id=record, text=str(last["text"]), category=category, category_raw=category,
                 updated=None, line=0)

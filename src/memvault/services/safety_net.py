@@ -14,8 +14,12 @@ lines are moved from the copy into `lost.jsonl`, which `doctor` reports and
 `memvault memory recover` shows, restores or dismisses.
 
 The net honours forgetting: memvault's own removals update it *before* the memory file is
-written, and `purge` drops a forgotten record's lines and text from `lost.jsonl`, so no copy
-of a permanently forgotten text survives here. Only the local-folder backend has a net.
+written; `scrub` takes a forgotten record (by id, and its text by the vault's match key) out
+of `lost.jsonl` and out of every fingerprint and last-known copy, so no copy of a
+permanently forgotten text survives here, even when the record had already vanished from
+its file (a hand deletion, or a forget that arrived through sync). A record that was
+forgotten (a tombstone for its id, or a forget event in the journal) is never noted as
+lost. Only the local-folder backend has a net.
 """
 
 from __future__ import annotations
@@ -31,6 +35,46 @@ from memvault.state_paths import SAFETY, state_path
 
 if TYPE_CHECKING:
     from memvault.core.bullets import BulletDocument
+
+
+def _parse(data: bytes) -> BulletDocument:
+    from memvault.core.bullets import parse_bullets
+
+    return parse_bullets(data)
+
+
+def forgotten_ids(backend: Backend) -> set[str]:
+    """Record ids that were forgotten, in any principal's scope: a tombstone for the id
+    that was not lifted since, or a journal whose latest event about the id is a forget
+    (a permanent forget's content-free event stays after its history is erased). Such a
+    record vanishing from its file is the forget taking effect, never a loss."""
+    from memvault.services.journal import _iter_json_lines
+    from memvault.state_paths import EVENTS, TOMBSTONES
+
+    out: set[str] = set()
+    try:
+        stones = backend.read(TOMBSTONES)
+        latest: dict[str, tuple[float, str]] = {}
+        for e in _iter_json_lines(stones.data) if stones else ():
+            rec, ts = e.get("record"), e.get("ts", 0)
+            if not isinstance(rec, str) or e.get("hand") or not isinstance(ts, (int, float)):
+                continue
+            if rec not in latest or ts >= latest[rec][0]:
+                latest[rec] = (ts, str(e.get("kind")))
+        out |= {rec for rec, (_ts, kind) in latest.items() if kind != "lifted"}
+        journal = backend.read(EVENTS)
+        last: dict[str, str] = {}
+        for ev in _iter_json_lines(journal.data) if journal else ():
+            rec, kind = ev.get("record"), str(ev.get("type", ""))
+            if not isinstance(rec, str):
+                continue
+            if kind.endswith(".forgotten") and ev.get("permanent"):
+                out.add(rec)
+            last[rec] = kind
+        out |= {rec for rec, kind in last.items() if kind.endswith(".forgotten")}
+    except Exception:  # noqa: BLE001 - a damaged journal must never stop a write
+        return out  # what could be read
+    return out
 
 MAX_COPY_BYTES = 4 << 20
 """A memory file larger than this keeps a fingerprint but no copy."""
@@ -157,9 +201,14 @@ class SafetyNet:
         return out
 
     def note_lost(self, items: Iterable[LostItem]) -> None:
-        """Add vanished records to `lost.jsonl` (once per path and id)."""
+        """Add vanished records to `lost.jsonl` (once per path and id); a record that was
+        forgotten (here or on another clone) is no loss and is not kept."""
         items = [it for it in items if it.lines]
         if not self.enabled or not items:
+            return
+        forgotten = forgotten_ids(self.backend)
+        items = [it for it in items if it.id not in forgotten]
+        if not items:
             return
         kept = self.lost()
         known = {(it.path, it.id) for it in kept}
@@ -190,10 +239,14 @@ class SafetyNet:
         wanted_ids = set(ids)
         keys = {normalise_text(t) for t in texts if t}
         scope = set(paths) if paths is not None else None
+        from memvault.core.records import match_key
+
+        matched = {match_key(t) for t in texts if t}
         kept, dropped = [], 0
         for it in self.lost():
             hit = (scope is None or it.path in scope) and (
-                it.id in wanted_ids or (it.text and normalise_text(it.text) in keys))
+                it.id in wanted_ids or (it.text and (normalise_text(it.text) in keys
+                                                     or match_key(it.text) in matched)))
             if hit:
                 dropped += 1
             else:
@@ -201,6 +254,92 @@ class SafetyNet:
         if dropped:
             self._write_lost(kept)
         return dropped
+
+    def scrub(self, *, ids: Iterable[str] = (), texts: Iterable[str] = (),
+              paths: Iterable[str] | None = None) -> list[str]:
+        """Remove every copy of these records (by id) and texts (by match key) from the
+        net of `paths` (default: every file): `lost.jsonl` entries, and the items in each
+        last-known copy (whose fingerprint then no longer expects those ids). The texts
+        the net held for these ids are scrubbed too; returns every text (given or found),
+        so a caller can scrub them elsewhere."""
+        if not self.enabled:
+            return list(texts)
+        from memvault.core.records import match_key
+
+        wanted = set(ids)
+        scope = set(paths) if paths is not None else None
+        found = [it.text for it in self.lost() if it.id in wanted and it.text
+                 and (scope is None or it.path in scope)]
+        copies = [(p, seen, _parse(seen.copy) if seen.copy is not None else None)
+                  for p, seen in self._copies()
+                  if (scope is None or p in scope) and not self._in_step(p, seen)]
+        for _path, _seen, doc in copies:
+            found += [it.text for it in doc.items if it.id in wanted] if doc else []
+        all_texts = list(dict.fromkeys([*texts, *found]))
+        keys = {match_key(t) for t in all_texts if t}
+        self.drop(ids=wanted, texts=all_texts, paths=scope)
+        for path, seen, doc in copies:
+            self._scrub_copy(path, seen, doc, wanted, keys)
+        return [t for t in all_texts if t]
+
+    def _in_step(self, path: str, seen: Seen) -> bool:
+        """Whether the file holds exactly what the net holds of it: then the net has no
+        copy of anything the file lacks, and memvault's next edit of the file keeps the
+        two in step (so a scrub need not parse that copy)."""
+        import hashlib
+
+        try:
+            blob = self.backend.read(path)
+        except Exception:  # noqa: BLE001 - unreadable: scrub the copy to be safe
+            return False
+        return blob is not None and len(blob.data) == seen.size and \
+            hashlib.sha1(blob.data, usedforsecurity=False).hexdigest() == seen.sha1
+
+    def text_of(self, record: str, path: str) -> str | None:
+        """The text the net holds for `record` of the file `path` (a lost entry, else the
+        last-known copy), or None."""
+        for it in self.lost():
+            if it.path == path and it.id == record and it.text:
+                return it.text
+        seen = self.seen(path)
+        if seen is not None and seen.copy is not None:
+            for item in _parse(seen.copy).find(record):
+                return item.text
+        return None
+
+    def _copies(self) -> list[tuple[str, Seen]]:
+        """(memory file, what the net holds of it) for every fingerprint in the net."""
+        out = []
+        for name in self.backend.list(SAFETY):
+            base = name.rpartition("/")[2]
+            if not base.endswith(".md"):
+                continue
+            path = base.replace("%2F", "/").replace("%25", "%")
+            seen = self.seen(path)
+            if seen is not None:
+                out.append((path, seen))
+        return out
+
+    def _scrub_copy(self, path: str, seen: Seen, doc: BulletDocument | None, ids: set[str],
+                    keys: set[str]) -> None:
+        """Rewrite one fingerprint and copy (`doc`: the copy parsed) without the items of
+        `ids` or with a text whose match key is in `keys`."""
+        from memvault.core.records import match_key
+
+        hits = [it for it in doc.items if it.id in ids or match_key(it.text) in keys] \
+            if doc is not None else []
+        if not hits and not seen.ids & ids:
+            return
+        for item in sorted(hits, key=lambda it: it.start, reverse=True):
+            doc.delete_item(item)  # type: ignore[union-attr]
+        gone = ids | {it.id for it in hits}
+        if doc is None:  # no copy kept (a large file): only the fingerprint's ids change
+            head = {"format": 1, "path": path, "sha1": seen.sha1, "size": seen.size,
+                    "ids": sorted(seen.ids - gone), "copy": False}
+            self.backend.write(self.seen_path(path), json.dumps(head).encode() + b"\n",
+                               expected=ANY, message="memvault: safety net")
+            return
+        self.store(path, doc.to_bytes(), doc, ids=seen.ids - gone)
 
     def _write_lost(self, items: list[LostItem]) -> None:
         lines = [json.dumps(it.to_dict()).encode() + b"\n" for it in items]  # \udcNN-safe
