@@ -15,6 +15,7 @@ import pytest
 from memvault.services.setup import init_vault
 from memvault.state_paths import SAFETY
 from tests.conftest import run_memvault
+from tests.git_helpers import bare_repo, clone, git, use_git_identity
 from tests.test_forget_crash import _forget
 
 
@@ -110,3 +111,66 @@ def test_a_forget_of_a_hand_deleted_fact_killed_at_any_step_leaves_no_copy(
         if left:  # killed before the intent was durable: nothing forgotten yet
             _mv(vault_dir, "forget", fact_id, "--permanent", "--yes")
             assert _files_with(vault_dir, b"4242") == [], n
+
+
+# -- a forget made on another clone ------------------------------------------------------
+
+
+@pytest.fixture
+def clones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """Two clones of a bare repo, each set up with `memvault sync --setup`."""
+    use_git_identity(monkeypatch)
+    bare = bare_repo(tmp_path)
+    a = clone(bare, tmp_path / "A")
+    init_vault(a)
+    _mv(a, "sync", "--setup")
+    _mv(a, "remember", "I use vim")
+    _mv(a, "sync")
+    b = clone(bare, tmp_path / "B")
+    _mv(b, "sync", "--setup")
+    return a, b
+
+
+@pytest.mark.parametrize("permanent", [True, False])
+def test_a_fact_forgotten_on_another_clone_after_an_edit_is_never_lost(
+        clones: tuple[Path, Path], permanent: bool) -> None:
+    a, b = clones
+    fact_id = _remember(a, "my code is 5566 heron")
+    _mv(a, "sync")
+    _mv(b, "sync")
+    _mv(b, "memory", "edit", fact_id, "my code is 5566 heron, sure")
+    _mv(b, "sync")
+    _mv(a, "sync")
+    _mv(b, "forget", fact_id, "--yes", *(["--permanent"] if permanent else []))
+    _mv(b, "sync")
+    _mv(a, "sync")
+    if permanent:  # the forget arrived: no copy left in A's net, even before a write
+        assert _files_with(a / SAFETY, b"5566") == []
+    _mv(a, "remember", "x")  # a write notes what vanished since memvault last looked
+    assert _files_with(a / SAFETY, b"5566") == []
+    doctor = _mv(a, "doctor")
+    assert "vanished" not in doctor.stdout and "all good" in doctor.stdout
+    assert json.loads(_mv(a, "memory", "recover", "--json").stdout)["lost"] == []
+    refused = _mv(a, "memory", "recover", fact_id, expect=1)
+    assert fact_id in refused.stderr
+    assert "5566" not in (a / "Pilot/Memory.md").read_text()
+    if permanent:
+        assert _files_with(a, b"5566") == [] or all(
+            p.startswith(".git/") for p in _files_with(a, b"5566"))
+
+
+def test_a_fact_lost_by_accident_is_still_offered_after_a_sync(
+        clones: tuple[Path, Path]) -> None:
+    """The rule is about forgets: a hand deletion synced in from elsewhere stays a loss."""
+    a, b = clones
+    fact_id = _remember(a, "my bike is blue")
+    _mv(a, "sync")
+    _mv(b, "sync")
+    path = b / "Pilot/Memory.md"
+    path.write_text("".join(ln for ln in path.read_text().splitlines(keepends=True)
+                            if "bike" not in ln))
+    git(b, "commit", "-qam", "edited by hand")
+    git(b, "push", "-q")
+    _mv(a, "sync")
+    lost = json.loads(_mv(a, "memory", "recover", "--json").stdout)["lost"]
+    assert [it["id"] for it in lost] == [fact_id]

@@ -10,7 +10,9 @@ tell which, so it keeps the lines and asks:
 - `restore(ids)` puts each back into its file, with its original lines and id;
 - `dismiss(ids)` drops them from the net (the user deleted them on purpose).
 
-A text that is tombstoned (forgotten or rejected since) is never offered back.
+A record that was forgotten or rejected since (its text tombstoned, a tombstone for its
+id, or a forget for its id in the journal, merged from another clone included) is never
+offered back.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from memvault.core.bullets import BulletDocument, normalise_text, parse_bullets
 from memvault.core.kinds import all_kinds
 from memvault.errors import InvalidInput, NotFound
 from memvault.services.bullet_files import NoChange, edit_bullet_file, read_settled
-from memvault.services.safety_net import LostItem, SafetyNet
+from memvault.services.safety_net import LostItem, SafetyNet, forgotten_ids
 
 if TYPE_CHECKING:
     from memvault.services.doctor import Finding
@@ -64,10 +66,12 @@ class RecoveryService:
             if it.path in present:
                 found[(it.path, it.id)] = it
         stones = self.vault.tombstones.active_keys() if found else set()
+        forgotten = forgotten_ids(self.backend) if found else set()
         return sorted((it for it in found.values()
                        if it.id not in present[it.path]  # not back under its id,
                        and normalise_text(it.text) not in present[it.path]  # nor another
-                       and self.vault.tombstones.key_for(it.text) not in stones),
+                       and it.id not in forgotten  # nor forgotten, here or elsewhere
+                       and not self.vault.tombstones.matches(it.text, stones)),
                       key=lambda it: (it.noticed, it.path, it.id))
 
     def restore(self, ids: list[str] | None) -> RecoverResult:

@@ -307,6 +307,29 @@ class SafetyNet:
                 return item.text
         return None
 
+    def scrub_forgotten(self) -> int:
+        """Scrub every record the net holds that was forgotten (`forgotten_ids`), e.g. by a
+        forget that arrived through sync: each from its own file's copies only (texts are
+        matched within that file). Returns how many records were scrubbed."""
+        if not self.enabled:
+            return 0
+        held: dict[str, set[str]] = {}
+        for it in self.lost():
+            held.setdefault(it.path, set()).add(it.id)
+        copies = self._copies()
+        for path, seen in copies:
+            held.setdefault(path, set()).update(seen.ids)
+        if not held:
+            return 0
+        forgotten = forgotten_ids(self.backend)
+        done = 0
+        for path, ids in held.items():
+            hits = ids & forgotten
+            if hits:
+                self.scrub(ids=hits, paths=[path])
+                done += len(hits)
+        return done
+
     def _copies(self) -> list[tuple[str, Seen]]:
         """(memory file, what the net holds of it) for every fingerprint in the net."""
         out = []

@@ -16,7 +16,8 @@
 5. Pushes (never forced), and reports what was committed, what came in by fact id, what
    was pushed and what is still waiting. A fact edited differently on two machines is
    left between conflict markers in a local commit and nothing is pushed until
-   `memvault resolve` (or a hand edit) settles it.
+   `memvault resolve` (or a hand edit) settles it. A forget that came in is no loss:
+   its records leave this machine's safety net (`SafetyNet.scrub_forgotten`).
 
 It never rewrites history, force-pushes, or commits files outside memvault's paths.
 """
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from memvault.core.bullets import parse_bullets
 from memvault.core.kinds import file_names
-from memvault.errors import InvalidInput
+from memvault.errors import InvalidInput, VaultError
 from memvault.services.git_repo import GitRepo, git_error, last_line
 from memvault.services.git_setup import (
     DRIVER_NAME,
@@ -42,6 +43,7 @@ from memvault.services.git_setup import (
     setup_clone,
 )
 from memvault.services.merge_driver import TOMBSTONE_ENV, merge_files
+from memvault.services.safety_net import SafetyNet
 from memvault.services.sync_report import (
     SyncReport,
     autostash_steps,
@@ -115,9 +117,18 @@ class GitSync:
                 return report
             self._exchange(report)
             _diff_facts(before, self._facts(), report)
+            self._scrub_net(report)
         except SyncStopped:
             pass
         return report
+
+    def _scrub_net(self, report: SyncReport) -> None:
+        """A forget that came in is no loss: its records leave this machine's safety net
+        (a net that cannot be written is a warning, never a failed sync)."""
+        try:
+            SafetyNet(self.vault.backend).scrub_forgotten()
+        except (OSError, VaultError) as exc:
+            report.warnings.append(f"the local safety net could not be updated: {exc}")
 
     # -- 1. what an earlier operation left -------------------------------------------------
 
