@@ -5,13 +5,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from memvault.cli.base import group
 from memvault.cli.state import console, esc, notice, print_json, state, wants_json
 from memvault.state_paths import INDEX
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 index_group = group("index", f"The search index ({INDEX}, a rebuildable cache).\n\n"
                              "Example: memvault index rebuild")
@@ -79,10 +83,26 @@ def _show_notices(ctx: click.Context, notices: list[str]) -> None:
         notice(ctx, f"note: {line}")
 
 
-def _highlight(snippet: str) -> str:
+def _highlight(snippet: str, out: Console) -> Text:
+    """A snippet indented for the terminal, its matches (between the index's highlight
+    markers) in bold yellow; plain words when colour is off (NO_COLOR). Never the
+    markers themselves, on a terminal or in a pipe."""
+    import re
+
+    from rich.text import Text
+
+    from memvault.cli.state import printable
     from memvault.index.query import HL_CLOSE, HL_OPEN
 
-    return esc(snippet).replace(HL_OPEN, "[bold yellow]").replace(HL_CLOSE, "[/bold yellow]")
+    style = None if out.no_color else "bold yellow"
+    line = Text("  ")
+    inside = False
+    for part in re.split(f"({re.escape(HL_OPEN)}|{re.escape(HL_CLOSE)})", snippet):
+        if part in (HL_OPEN, HL_CLOSE):
+            inside = part == HL_OPEN
+        elif part:
+            line.append(printable(part), style=style if inside else None)
+    return line
 
 
 @click.command("search")
@@ -126,7 +146,7 @@ def search(ctx: click.Context, query: str, limit: int, path: str | None, tag: st
         for m in mem_hits:
             out.print(f"[bold]{esc(m.id)}[/bold] [dim]{esc(m.kind)} · "
                       f"{esc(m.category or 'other')} · {esc(m.path)}:{m.line}[/dim]")
-            out.print(f"  {_highlight(m.snippet)}")
+            out.print(_highlight(m.snippet, out))
         return
     if not hits:
         out.print("no matching notes")
@@ -135,7 +155,7 @@ def search(ctx: click.Context, query: str, limit: int, path: str | None, tag: st
         out.print(f"[bold cyan]{esc(h.path)}[/bold cyan]{title} [dim]{h.match}, "
                   f"score {h.score:.3g}[/dim]")
         if h.snippet:
-            out.print(f"  {_highlight(h.snippet)}")
+            out.print(_highlight(h.snippet, out))
 
 
 @index_group.command("rebuild")
