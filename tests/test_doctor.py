@@ -88,10 +88,29 @@ def test_reports_merge_markers_and_torn_journal_lines(cli, vault_dir: Path) -> N
                           b">>>>>>> theirs\n")
     (vault_dir / ".memvault/events.jsonl").write_bytes(b'{"id":"a","type":"x"}\n{"id":"b",')
     report = _report(cli)
-    assert {2, 4, 6} <= set(_at(report))
-    assert all("merge conflict marker" in _at(report)[n][0] for n in (2, 4, 6))
+    at = _at(report)
+    # a block the next write settles fact by fact: that, once, and nothing to do by hand
+    assert list(at) == [None] and len(at[None]) == 1, at
+    assert "settled a merge conflict block at line 2" in at[None][0]
+    assert "doctor --fix" in at[None][0]
     assert _at(report, ".memvault/events.jsonl") == {2: ["warning: unreadable journal line "
                                                         "(skipped)"]}
+
+
+def test_a_conflict_block_left_for_resolve_is_one_finding_pointing_to_resolve(
+        cli, vault_dir: Path) -> None:
+    put_memory(vault_dir, b"# Memory\n- kept [other] <!-- id:kkkkkk updated:1 -->\n"
+                          b"<<<<<<< ours\n- a [other] <!-- id:aaaaaa updated:1 -->\n=======\n"
+                          b"- b [other] <!-- id:aaaaaa updated:2 -->\n>>>>>>> theirs\n")
+    at = _at(_report(cli))
+    assert list(at) == [3] and len(at[3]) == 1, at  # not each marker line, nor each item
+    assert "memvault resolve" in at[3][0] and "by hand" not in at[3][0]
+
+
+def test_a_stray_marker_line_is_reported_on_its_own(cli, vault_dir: Path) -> None:
+    put_memory(vault_dir, b"# Memory\n- a [other] <!-- id:aaaaaa updated:1 -->\n=======\n")
+    at = _at(_report(cli))
+    assert list(at) == [3] and "outside any complete conflict block" in at[3][0], at
 
 
 def test_invalid_config_is_one_error_naming_file_and_line(cli, vault_dir: Path) -> None:

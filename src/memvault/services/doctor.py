@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
@@ -140,7 +140,8 @@ class DoctorService:
                 out.append(Finding("error", path, str(exc).removeprefix(path + ": ")))
                 continue
             if loaded.exists:
-                out.extend(_check_bullets(path, loaded.doc, known))
+                out.extend(_check_bullets(path, loaded.doc, known,
+                                          self._settled_by_a_write(path, loaded.doc)))
                 docs.append((path, loaded.doc))
         out.extend(_ids_shared_by_kinds(docs))
         out.extend(self._conflict_copies())
@@ -155,6 +156,22 @@ class DoctorService:
                 out.append(Finding("error", path, str(exc).removeprefix(f"{path}: ")))
         report.findings = list(dict.fromkeys(out))  # a file two checks trip over: once
         return report
+
+    def _settled_by_a_write(self, path: str, doc: BulletDocument) -> set[str]:
+        """Duplicate ids the next write settles as one fact (what a union merge left: the
+        same change twice, one fact edited on two machines), which `tidy_findings`
+        reports with what will happen; doctor does not also call them duplicates for
+        `--fix` to renumber. A copied line (different text, not a version memvault
+        wrote) stays a duplicate: `--fix` gives it an id of its own."""
+        if not doc.duplicate_ids:
+            return set()
+        from memvault.core.bullets import parse_bullets
+        from memvault.services.tidy import write_view
+
+        tidied = write_view(self.backend, path, doc.to_bytes(), renumber_copies=False)
+        if tidied.data == doc.to_bytes():
+            return set()
+        return set(doc.duplicate_ids) - set(parse_bullets(tidied.data).duplicate_ids)
 
     def _conflict_copies(self) -> list[Finding]:
         found = []
@@ -238,15 +255,31 @@ class DoctorService:
         return report
 
 
-def _check_bullets(path: str, doc: BulletDocument, known: tuple[str, ...]) -> list[Finding]:
+def _check_bullets(path: str, doc: BulletDocument, known: tuple[str, ...],
+                   settled: Collection[str] = ()) -> list[Finding]:
+    """Findings about one bullet file. A whole conflict block is reported by the sync
+    check (`git_doctor.conflict_findings`, pointing to `memvault resolve`); only marker
+    lines outside any block are reported here. Ids in `settled` are duplicates the next
+    write settles (reported by `tidy_findings`)."""
+    from memvault.core.bullets import CONFLICT_REASON
+    from memvault.core.reconcile import find_blocks
+
     out: list[Finding] = []
     if doc.readonly_reason:
         out.append(Finding("error", path, f"file is read-only for memvault: {doc.readonly_reason}"))
-    for line_no, ln in enumerate(doc.file.lines, 1):
-        if ln.text.startswith(("<<<<<<< ", ">>>>>>> ")) or ln.text == "=======":
-            out.append(Finding("error", path, "merge conflict marker: resolve it by hand",
-                               line_no))
+    in_block = {n for block in find_blocks(doc.file.lines)
+                for n in range(block.start, block.end)}
+    for index, ln in enumerate(doc.file.lines):
+        if index in in_block:
+            continue
+        if ln.text.startswith(("<<<<<<<", ">>>>>>>", "|||||||")) or ln.text == "=======":
+            out.append(Finding("error", path, "a merge conflict marker line outside any "
+                               "complete conflict block (a half-edited block?): delete the "
+                               "marker line; `memvault resolve` settles complete blocks",
+                               index + 1))
     for it in doc.items:
+        if it.readonly_reason == CONFLICT_REASON:
+            continue  # its block is reported once, with `memvault resolve`
         if it.readonly_reason and it.readonly_reason != doc.readonly_reason:
             out.append(Finding("warning", path, f"item is read-only: {it.readonly_reason}",
                                it.line_no))
@@ -257,6 +290,9 @@ def _check_bullets(path: str, doc: BulletDocument, known: tuple[str, ...]) -> li
             out.append(Finding("info", path, f"hand-written bullet without an id (provisional "
                                f"id {it.id}; `doctor --fix` stamps it)", it.line_no))
     for dup_id, items in doc.duplicate_ids.items():
+        items = [it for it in items if it.readonly_reason != CONFLICT_REASON]
+        if dup_id in settled or len(items) < 2:
+            continue  # the two versions of a conflict block: `memvault resolve` decides
         lines = ", ".join(str(i.line_no) for i in items)
         out.append(Finding("warning", path, f"duplicate id {dup_id} on lines {lines} "
                            "(`doctor --fix` gives the later copies new ids)", items[1].line_no))

@@ -31,7 +31,10 @@ def conflict_findings(vault: Vault) -> list[Finding]:
         blob = vault.backend.read(path)
         if blob is None or b"<<<<<<< " not in blob.data:
             continue
+        settled = _settled_blocks(vault, path, blob.data)
         for n, line in enumerate(blob.data.decode("utf-8", "replace").split("\n"), 1):
+            if n in settled:
+                continue  # the next write settles it (`tidy_findings` says so)
             if line.startswith(CONFLICT_OPEN):
                 out.append(Finding("error", path, line[len(CONFLICT_OPEN):].strip(), n))
             elif line.startswith("<<<<<<< "):
@@ -39,6 +42,33 @@ def conflict_findings(vault: Vault) -> list[Finding]:
                                    "markers): run `memvault resolve`, or keep what you want "
                                    "and delete the markers", n))
     return out
+
+
+def _settled_blocks(vault: Vault, path: str, data: bytes) -> set[int]:
+    """First lines (1-based) of the conflict blocks in `data` that memvault's next write
+    settles fact by fact: those that are no longer in the tidied file."""
+    from collections import Counter
+
+    from memvault.core.lines import TextFile
+    from memvault.core.reconcile import find_blocks
+    from memvault.services.tidy import this_clone_first, write_view
+
+    tidied = write_view(vault.backend, path, data)
+    if tidied.data == data:
+        return set()
+    local_first = this_clone_first(vault.backend)
+    raw = TextFile.parse(data).lines
+    left = Counter(tuple(ln.text for ln in TextFile.parse(tidied.data).lines[b.start:b.end])
+                   for b in find_blocks(TextFile.parse(tidied.data).lines,
+                                        local_first=local_first))
+    settled = set()
+    for block in find_blocks(raw, local_first=local_first):
+        key = tuple(ln.text for ln in raw[block.start:block.end])
+        if left[key]:
+            left[key] -= 1
+        else:
+            settled.add(block.line_no)
+    return settled
 
 
 def _in_git(vault: Vault) -> bool:

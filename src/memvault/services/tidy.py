@@ -77,7 +77,8 @@ def this_clone_first(backend: Backend) -> bool:
     return operation_in_progress(git_dir) != "rebase"
 
 
-def write_view(backend: Backend, path: str, data: bytes) -> Tidied:
+def write_view(backend: Backend, path: str, data: bytes, *,
+               renumber_copies: bool = True) -> Tidied:
     from memvault.core.reconcile import Tidied, might_need_tidy, tidy
     from memvault.services.journal import dead_records_in
 
@@ -86,7 +87,7 @@ def write_view(backend: Backend, path: str, data: bytes) -> Tidied:
     if not might_need_tidy(data, dead):
         return Tidied(data)
     return tidy(data, dead=dead, local_first=this_clone_first(backend), path=path,
-                known=_journal_knows(backend, scope))
+                known=_journal_knows(backend, scope), renumber_copies=renumber_copies)
 
 
 def _journal_knows(backend: Backend, scope: str) -> Callable[[str, str], bool]:
