@@ -52,6 +52,12 @@ def test_context_and_lessons_in_a_memory_only_vault_say_nothing_of_trading(
                  expect=1)
     assert "trading lesson category" in refused.stderr
     assert "response-detail, evidence-layout, comparison-emphasis" in refused.stderr
+    for command in (("lesson", "propose", "Be bold"), ("propose", "Be bold", "--kind", "lesson")):
+        unknown = mv(memory_vault_dir, *command, "-c", "bogus", expect=1).stderr
+        assert "unknown category 'bogus'" in unknown, command
+        assert "use one of: response-detail, evidence-layout, comparison-emphasis\n" in \
+            unknown, command
+        assert "risk-posture" not in unknown and "approval" not in unknown, command
     helped = run_memvault("lesson", "propose", "-h", env={"COLUMNS": "120"}).stdout
     assert "response-detail, evidence-layout or comparison-emphasis;" in helped
 

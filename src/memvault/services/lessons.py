@@ -84,10 +84,11 @@ class LessonService:
         offered = self.categories()
         if not category:
             raise InvalidInput("a lesson needs --category: " + ", ".join(offered))
-        cat = check_category(category, LESSON_CATEGORIES)
-        if cat not in offered:
-            raise InvalidInput(f"{cat} is a trading lesson category and this vault records "
-                               "no trades; use one of " + ", ".join(offered))
+        lowered = category.strip().lower()
+        if lowered in LESSON_CATEGORIES and lowered not in offered:
+            raise InvalidInput(f"{lowered} is a trading lesson category and this vault "
+                               "records no trades; use one of " + ", ".join(offered))
+        cat = check_category(category, offered)  # unknown: lists this vault's categories
         ids = [e.strip() for raw in (evidence or []) for e in raw.split(",") if e.strip()]
         ids = list(dict.fromkeys(ids))
         for eid in ids:
