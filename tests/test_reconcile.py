@@ -164,3 +164,113 @@ def test_forgetting_the_first_of_two_copies_keeps_the_copy() -> None:
     data = (HEAD + fact("aaaaaa", "I like tea", 7) + fact("aaaaaa", "I like coffee", 7)).encode()
     out = tidy(data, dead={"aaaaaa"})
     assert texts(out.data) == ["I like coffee"]
+
+
+# -- a hand-written bullet beside the fact it became -------------------------------------------
+
+def stamped(text: str, nth: int = 0, updated: int = 5, cat: str | None = None) -> str:
+    """The line `doctor --fix` (or a first `memory edit`) writes for a hand bullet."""
+    from memvault.core.bullets import provisional_id
+
+    tail = f" [{cat}]" if cat else ""
+    return f"- {text}{tail} <!-- id:{provisional_id(text, nth)} updated:{updated} -->\n"
+
+
+def test_an_id_less_copy_of_a_stamped_bullet_is_removed_once_and_named() -> None:
+    from memvault.core.bullets import provisional_id
+
+    kiwi = provisional_id("hand kiwi")
+    data = (HEAD + "- hand kiwi\n" + fact("bbbbbb", "new fact on A") + stamped("hand kiwi")
+            ).encode()
+    out = tidy(data, path="Pilot/Memory.md")
+    assert texts(out.data) == ["new fact on A", "hand kiwi"]
+    assert parse_bullets(out.data).items[1].id == kiwi
+    assert out.notes == [f"Pilot/Memory.md: removed line 5: an id-less copy of {kiwi} that a "
+                         "merge left beside it (the words it had before memvault gave it an "
+                         "id)"]
+    assert [(x.line_no, x.record) for x in out.leftovers] == [(5, kiwi)]
+    again = tidy(out.data, path="Pilot/Memory.md")
+    assert again.data == out.data and again.notes == []  # said once
+
+
+def test_an_id_less_copy_in_other_case_and_spacing_is_the_same_words() -> None:
+    data = (HEAD + "*   Hand  KIWI\r\n" + fact("bbbbbb", "hand kiwi", cat="other")).encode()
+    assert tidy(data).data == data  # another category: not the same record
+    data = (HEAD + "*   Hand  KIWI [Other]\r\n" + fact("bbbbbb", "hand kiwi", cat="other")
+            ).encode()
+    assert texts(tidy(data).data) == ["hand kiwi"]
+
+
+def test_the_copy_of_an_edited_bullet_goes_when_the_journal_knows_the_edit() -> None:
+    from memvault.core.bullets import provisional_id
+
+    kiwi = provisional_id("hand kiwi")
+    edited = f"- ripe kiwi <!-- id:{kiwi} updated:9 -->\n"
+    data = (HEAD + "- hand kiwi\n" + fact("bbbbbb", "new") + edited).encode()
+    out = tidy(data, known=lambda rid, text: (rid, text) == (kiwi, "hand kiwi"))
+    assert texts(out.data) == ["new", "ripe kiwi"]
+    # A hand edit the journal never saw: the id-less line is the user's, and stays.
+    assert tidy(data, known=lambda rid, text: False).data == data
+    # A category changed by `memory edit` (same words): the copy goes.
+    recat = f"- hand kiwi [food] <!-- id:{kiwi} updated:9 -->\n"
+    data = (HEAD + "- hand kiwi\n" + recat).encode()
+    assert texts(tidy(data).data) == ["hand kiwi"]
+
+
+def test_older_words_of_a_remembered_fact_typed_by_hand_stay() -> None:
+    # `aaaaaa` was remembered (its id is not one a hand bullet gets): a hand bullet with
+    # its earlier words is the user's own new line, journal or not.
+    data = (HEAD + fact("aaaaaa", "I like green tea") + "- I like tea\n").encode()
+    assert tidy(data, known=lambda rid, text: True).data == data
+
+
+def test_two_identical_hand_bullets_one_edited_keep_the_other() -> None:
+    from memvault.core.bullets import provisional_id
+
+    # "kiwi" typed twice; the second was edited (its id is the second one those words
+    # get); the union left its old line: one id-less "kiwi" goes, the other stays.
+    second = provisional_id("kiwi", 1)
+    data = (HEAD + "- kiwi\n- kiwi\n" + f"- ripe kiwi <!-- id:{second} updated:9 -->\n"
+            ).encode()
+    out = tidy(data, known=lambda rid, text: rid == second)
+    assert texts(out.data) == ["kiwi", "ripe kiwi"] and len(out.leftovers) == 1
+    # Both stamped, both copies left: both go.
+    data = (HEAD + "- kiwi\n- kiwi\n" + stamped("kiwi", 0) + stamped("kiwi", 1)).encode()
+    assert texts(tidy(data).data) == ["kiwi", "kiwi"]
+    assert all(not it.provisional for it in parse_bullets(tidy(data).data).items)
+
+
+def test_the_copy_of_a_forgotten_fact_goes_with_it_and_no_note_repeats_the_words() -> None:
+    from memvault.core.bullets import provisional_id
+
+    kiwi = provisional_id("secret kiwi")
+    data = (HEAD + "- secret kiwi\n" + fact("bbbbbb", "new") + stamped("secret kiwi")).encode()
+    out = tidy(data, dead={kiwi}, path="Pilot/Memory.md")
+    assert texts(out.data) == ["new"]
+    assert out.notes and not any("secret" in n for n in out.notes)
+
+
+def test_lines_inside_a_conflict_block_are_neither_copy_nor_fact() -> None:
+    block = ("<<<<<<< HEAD\n" + stamped("hand kiwi") + "\nSome prose\n=======\n"
+             + "More prose\n>>>>>>> theirs\n")
+    data = (HEAD + "- hand kiwi\n" + block).encode()
+    out = tidy(data)
+    assert out.data == data and len(out.blocks) == 1
+
+
+def test_inbox_and_lessons_copies_ignore_the_task_box() -> None:
+    data = ("# Inbox\n\n- [ ] I prefer tea\n- [x] I prefer tea <!-- id:"
+            + __import__("memvault.core.bullets", fromlist=["x"]).provisional_id("I prefer tea")
+            + " kind:fact -->\n").encode()
+    out = tidy(data)
+    assert [(it.task, it.text) for it in parse_bullets(out.data).items] == [("x", "I prefer tea")]
+
+
+def test_the_quick_check_sees_an_id_less_bullet_beside_facts() -> None:
+    from memvault.core.reconcile import might_need_tidy
+
+    only_facts = (HEAD + fact("aaaaaa", "One") + fact("bbbbbb", "Two")).encode()
+    assert not might_need_tidy(only_facts)
+    assert might_need_tidy(only_facts + b"- typed\n")
+    assert might_need_tidy(only_facts + b"*\ttyped\n")
+    assert not might_need_tidy((HEAD + "- typed\n- more\n").encode())  # no fact to copy

@@ -15,6 +15,16 @@ every clone that tidies the same merged file writes the same bytes:
   stamps the text that sorts last wins, the same on every clone. Any other copy (a
   copied line, a hand edit on one or two machines) is nobody's older version: both are
   kept, and the later copy in the file gets a new id derived from its id and text.
+- **A hand-written bullet beside the fact it became**. A bullet typed without an id gets
+  one when memvault first writes it (`doctor --fix` stamps it, `memory edit` keeps the id
+  it was shown under); when that happens on one side of a merge and the lines next to it
+  change on the other, the union keeps the old id-less line too. An id-less bullet is
+  such a leftover, and is removed (once, saying which fact it copied), when a fact with
+  an id in the same file has its words (match key) and category, or when that fact's id
+  is the one memvault gives those words and its words differ only by an edit the journal
+  records. Its words are then in the fact or in the fact's history, so nothing is lost;
+  a hand bullet whose words were never such a fact's stays. A leftover of a forgotten
+  fact goes with it (and the report never repeats the words).
 - **Conflict blocks** (git's `<<<<<<<`/`=======`/`>>>>>>>`, optionally with a `|||||||`
   base section, or memvault's own): settled fact by fact when that is decidable — both
   sections hold only items, and every id on both sides is the same change (or one side
@@ -40,10 +50,12 @@ from memvault.core.bullets import (
     encode_id,
     normalise_text,
     parse_bullets,
+    provisional_id,
     render_updated_item,
 )
 from memvault.core.lines import Line, TextFile
 from memvault.core.merge import CONFLICT_CLOSE, CONFLICT_OPEN, DELETED_HERE, strip_updated
+from memvault.core.records import match_key
 
 LOCAL_LABELS = ("this clone",)
 """Labels of a git-style block whose first section is this clone's (memvault writes them)."""
@@ -105,6 +117,14 @@ class DroppedVersion:
 
 
 @dataclass(slots=True)
+class Leftover:
+    """An id-less bullet a merge left beside the fact with an id that it became."""
+
+    line_no: int
+    record: str
+
+
+@dataclass(slots=True)
 class Tidied:
     data: bytes
     notes: list[str] = field(default_factory=list)
@@ -113,6 +133,8 @@ class Tidied:
     """Blocks left for `memvault resolve`, with positions in `data`."""
     renumbered: list[str] = field(default_factory=list)
     """Copies given an id of their own (also what doctor reports as a duplicate id)."""
+    leftovers: list[Leftover] = field(default_factory=list)
+    """Id-less copies removed (line numbers in the file as it was given)."""
 
     @property
     def all_notes(self) -> list[str]:
@@ -171,6 +193,9 @@ def find_blocks(lines: list[Line], *, local_first: bool = True) -> list[Conflict
 # -- the quick check ---------------------------------------------------------------------------
 
 
+_BULLET_STARTS = (b"\n- ", b"\n* ", b"\n+ ", b"\n-\t", b"\n*\t", b"\n+\t")
+
+
 def might_need_tidy(data: bytes, dead: Iterable[str] = ()) -> bool:
     """A cheap byte-level test: False means `tidy` would change nothing."""
     if b"<<<<<<<" in data:
@@ -178,8 +203,18 @@ def might_need_tidy(data: bytes, dead: Iterable[str] = ()) -> bool:
     ids = _ID_IN_COMMENT.findall(data)
     if len(ids) != len(set(ids)):
         return True
+    if ids and _may_hold_idless_bullets(data, len(ids)):
+        return True  # maybe a hand-written copy of a fact a merge left
     dead = set(dead)
     return bool(dead) and any(i.decode("utf-8", "replace") in dead for i in ids)
+
+
+def _may_hold_idless_bullets(data: bytes, ids: int) -> bool:
+    """More lines start like a top-level bullet than the file has id comments."""
+    starts = sum(data.count(start) for start in _BULLET_STARTS)
+    if data[:1] in (b"-", b"*", b"+"):
+        starts += 1
+    return starts > ids
 
 
 # -- tidying ------------------------------------------------------------------------------------
@@ -301,6 +336,7 @@ def tidy(data: bytes, *, dead: Iterable[str] = (), local_first: bool = True,
     doc = parse_bullets(tf.to_bytes())
     # Copies first: a copy that became a fact of its own is not the forgotten one.
     _settle_duplicates(doc, out, where, known, renumber_copies)
+    out.notes += drop_leftovers(doc, known, where, out.leftovers)
     _drop_dead(doc, dead, out, where)
     out.data = doc.to_bytes()
     out.blocks = find_blocks(doc.file.lines, local_first=local_first)
@@ -313,6 +349,75 @@ def _drop_dead(doc: BulletDocument, dead: set[str], out: Tidied, where: str) -> 
         doc.delete_item(it)
         out.notes.append(f"{where}removed {it.id}: it was forgotten (a merge, or an "
                          "unfinished forget, had left its line)")
+
+
+def merge_leftovers(doc: BulletDocument, known: Callable[[str, str], bool]
+                    ) -> list[tuple[BulletItem, BulletItem]]:
+    """(leftover, the fact it became) for each id-less bullet a merge left beside the fact
+    with an id it became (see the module doc), in file order. Items inside a conflict
+    block are neither (they are read-only until `memvault resolve`)."""
+    hand = [it for it in doc.items if it.provisional and it.editable]
+    if not hand:
+        return []
+    by_id: dict[str, BulletItem] = {}
+    by_words: dict[tuple[str, str], BulletItem] = {}
+    for it in doc.items:
+        if it.editable and not it.provisional:
+            by_id.setdefault(it.id, it)
+            by_words.setdefault((match_key(it.text), _category(it)), it)
+    if not by_id:
+        return []
+    copies: dict[str, list[BulletItem]] = {}
+    for it in hand:
+        copies.setdefault(normalise_text(it.text), []).append(it)
+    found: list[tuple[BulletItem, BulletItem]] = []
+    for same in copies.values():
+        rest = []
+        for it in same:
+            twin = by_words.get((match_key(it.text), _category(it)))
+            if twin is not None:
+                found.append((it, twin))
+            else:
+                rest.append(it)
+        if not rest:
+            continue
+        words = match_key(rest[0].text)
+        born = [fact for fact in _born_from(rest[0].text, len(same), by_id)
+                if match_key(fact.text) == words or known(fact.id, rest[0].text)]
+        found += zip(rest, born)  # at most one leftover per fact those words became
+    return sorted(found, key=lambda pair: pair[0].start)
+
+
+def _born_from(text: str, copies: int, by_id: dict[str, BulletItem]) -> list[BulletItem]:
+    """Facts whose id is one memvault gives a hand-written bullet with these words (the
+    nth such bullet gets the nth id not already written; see `core.bullets`)."""
+    out: list[BulletItem] = []
+    nth = 0
+    while nth < copies + len(out) + 1:
+        fact = by_id.get(provisional_id(text, nth))
+        if fact is not None:
+            out.append(fact)
+        nth += 1
+    return out
+
+
+def _category(it: BulletItem) -> str:
+    return (it.category_raw or "").lower()
+
+
+def drop_leftovers(doc: BulletDocument, known: Callable[[str, str], bool], where: str = "",
+                   removed: list[Leftover] | None = None) -> list[str]:
+    """Remove the leftovers `merge_leftovers` finds; one note each, naming the file, the
+    line and the fact it copied (never the words: they may be forgotten ones)."""
+    notes = []
+    for it, fact in reversed(merge_leftovers(doc, known)):
+        if removed is not None:
+            removed.insert(0, Leftover(it.line_no, fact.id))
+        doc.delete_item(it)
+        notes.insert(0, f"{where}removed line {it.line_no}: an id-less copy of {fact.id} "
+                        "that a merge left beside it (the words it had before memvault gave "
+                        "it an id)")
+    return notes
 
 
 def _settle_duplicates(doc: BulletDocument, out: Tidied, where: str,
@@ -412,6 +517,6 @@ def _renumber(doc: BulletDocument, item: BulletItem) -> str:
     return new_id
 
 
-__all__ = ["CHOICES", "CONFLICT_REASON", "ConflictBlock", "DroppedVersion", "Tidied",
-           "derived_id", "find_blocks", "local_view", "might_need_tidy", "resolve_block",
-           "tidy"]
+__all__ = ["CHOICES", "CONFLICT_REASON", "ConflictBlock", "DroppedVersion", "Leftover", "Tidied",
+           "derived_id", "drop_leftovers", "find_blocks", "local_view", "merge_leftovers",
+           "might_need_tidy", "resolve_block", "tidy"]

@@ -210,7 +210,11 @@ class DoctorService:
                 continue
 
             def apply(doc: BulletDocument, path: str = path) -> list[str]:
-                notes: list[str] = []
+                # An id-less copy a merge left beside the fact it became is removed, never
+                # stamped as a second fact (the write has settled it already, unless the
+                # quick check missed it).
+                known = JournalKnows(self.backend, scope_of(path))
+                notes: list[str] = drop_leftovers(doc, known, f"{path}: ")
                 taken = {it.id for it in doc.items} | ids_beside(
                     self.backend, self.vault.layout.memory_files, path)
                 now = str(int(time.time()))
@@ -241,7 +245,8 @@ class DoctorService:
                     raise NoChange([])
                 return notes
 
-            from memvault.services.tidy import collecting_notes
+            from memvault.core.reconcile import drop_leftovers
+            from memvault.services.tidy import JournalKnows, collecting_notes, scope_of
 
             with collecting_notes() as settled:  # what a merge left, settled by the write
                 done = edit_bullet_file(self.backend, path, apply,

@@ -20,6 +20,7 @@ during a rebase git shows upstream first.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -86,28 +87,52 @@ def write_view(backend: Backend, path: str, data: bytes, *,
     dead = dead_records_in(backend, scope) if data else frozenset()
     if not might_need_tidy(data, dead):
         return Tidied(data)
-    return tidy(data, dead=dead, local_first=this_clone_first(backend), path=path,
-                known=_journal_knows(backend, scope), renumber_copies=renumber_copies)
+    # A file with hand-written bullets passes the quick check every time; once the rules
+    # found nothing in these bytes (without asking the journal), they are not run again.
+    clean_key = (data, dead, renumber_copies)
+    with _CLEAN_LOCK:
+        if clean_key in _CLEAN:
+            return Tidied(data)
+    asked = JournalKnows(backend, scope)
+    out = tidy(data, dead=dead, local_first=this_clone_first(backend), path=path,
+               known=asked, renumber_copies=renumber_copies)
+    if out.data == data and not out.blocks and not out.all_notes and \
+            not asked.consulted:
+        with _CLEAN_LOCK:
+            if len(_CLEAN) >= _CLEAN_MAX:
+                _CLEAN.pop(next(iter(_CLEAN)))
+            _CLEAN[clean_key] = None
+    return out
 
 
-def _journal_knows(backend: Backend, scope: str) -> Callable[[str, str], bool]:
-    """`known(record, text)`: the journal holds this text for this record (read lazily)."""
-    from memvault.core.bullets import normalise_text
-    from memvault.services.journal import EventLog
+_CLEAN: dict[tuple[bytes, frozenset[str], bool], None] = {}
+_CLEAN_MAX = 16
+_CLEAN_LOCK = threading.Lock()
 
-    pairs: set[tuple[str, str]] | None = None
 
-    def known(record: str, text: str) -> bool:
-        nonlocal pairs
-        if pairs is None:
-            pairs = set()
-            for ev in EventLog(backend, scope).events():
+class JournalKnows:
+    """`known(record, text)`: the journal holds this text for this record (read lazily,
+    once; `consulted` says whether it was asked at all)."""
+
+    def __init__(self, backend: Backend, scope: str) -> None:
+        self.backend, self.scope = backend, scope
+        self.consulted = False
+        self._pairs: set[tuple[str, str]] | None = None
+
+    def __call__(self, record: str, text: str) -> bool:
+        from memvault.core.bullets import normalise_text
+
+        self.consulted = True
+        if self._pairs is None:
+            from memvault.services.journal import EventLog
+
+            self._pairs = set()
+            for ev in EventLog(self.backend, self.scope).events():
                 for name in ("text", "previous_text"):
                     if isinstance(ev.get(name), str):
-                        pairs.add((str(ev.get("record")), normalise_text(ev[name])))
-        return (record, normalise_text(text)) in pairs
+                        self._pairs.add((str(ev.get("record")), normalise_text(ev[name])))
+        return (record, normalise_text(text)) in self._pairs
 
-    return known
 
 
 def read_view(backend: Backend, path: str, data: bytes) -> bytes:
