@@ -273,4 +273,14 @@ def test_the_quick_check_sees_an_id_less_bullet_beside_facts() -> None:
     assert not might_need_tidy(only_facts)
     assert might_need_tidy(only_facts + b"- typed\n")
     assert might_need_tidy(only_facts + b"*\ttyped\n")
-    assert not might_need_tidy((HEAD + "- typed\n- more\n").encode())  # no fact to copy
+    assert not might_need_tidy((HEAD + "- typed\n").encode())  # nothing to copy
+    assert might_need_tidy((HEAD + "- typed\n- typed\n").encode())
+
+
+def test_the_same_hand_written_line_twice_is_kept_once() -> None:
+    data = (HEAD + "- typed\n" + fact("aaaaaa", "One") + "- Typed\r\n- typed [other]\n"
+            "- [x] typed\n").encode()
+    out = tidy(data, path="Pilot/Memory.md")
+    assert texts(out.data) == ["typed", "One", "typed", "typed"]  # other category, task box
+    assert out.notes == ["Pilot/Memory.md: removed line 7: a second copy of the hand-written "
+                         "bullet on line 5 (a merge kept both sides' copy)"]

@@ -2,11 +2,13 @@
 edit, forget (sometimes permanently), propose and accept, tick a box in Inbox.md, type a
 bullet by hand (sometimes with CRLF), edit a fact's words by hand in place; then sync.
 Two clones ran `memvault sync --setup` and use `memvault sync`; one never did and syncs
-like Obsidian Git, with plain `git pull --rebase` or `git pull`.
+like Obsidian Git, with plain `git pull --rebase` or `git pull`, and also gives its typed
+bullets ids (`doctor --fix`) or edits them with `memory edit` between syncs.
 
-Afterwards, on every clone: no fact lost, no id twice, no conflict marker, forgotten
-facts gone (permanently forgotten words gone from the journal too), `git status` clean,
-and all three clones hold the same bytes. MEMVAULT_SYNC_SEEDS=1,2,3,... runs more."""
+Afterwards, on every clone: no fact lost, no id twice, no words twice (a merge leftover
+of a typed bullet never becomes a second fact), no conflict marker, forgotten facts gone
+(permanently forgotten words gone from the journal too), `git status` clean, and all
+three clones hold the same bytes. MEMVAULT_SYNC_SEEDS=1,2,3,... runs more."""
 
 from __future__ import annotations
 
@@ -98,22 +100,27 @@ def sync(c: Clone, w: World) -> None:
 
 def act(c: Clone, w: World) -> None:
     """One random thing a user does on this clone."""
-    facts = [f for f in c.facts() if not f.get("provisional_id")]
-    op = w.rnd.choice(["remember", "remember", "edit", "forget", "accept", "propose", "tick",
-                       "type", "hand_edit"])
+    listed = c.facts()
+    facts = [f for f in listed if not f.get("provisional_id")]
+    ops = ["remember", "remember", "edit", "forget", "accept", "propose", "tick", "type",
+           "hand_edit"]
+    if not c.memvault_sync:
+        ops += ["stamp", "edit_typed"]  # the plain clone's typed bullets get their ids here
+    op = w.rnd.choice(ops)
     mem = c.root / "Pilot/Memory.md"
+    if op in ("edit", "forget", "hand_edit") and facts:
+        f = w.rnd.choice(facts)
+        w.typed.discard(f["text"])  # a typed bullet's words may change or go once it has an id
     if op == "remember" or (op in ("edit", "forget", "hand_edit") and not facts):
         text = w.text(c.name)
         fid = json.loads(c.cli("remember", text, "--json").stdout)["fact"]["id"]
         w.created.add(fid)
         w.saw(fid, text)
     elif op == "edit":
-        f = w.rnd.choice(facts)
         text = w.text(c.name)
         c.cli("memory", "edit", f["id"], text)
         w.saw(f["id"], text)
     elif op == "forget":
-        f = w.rnd.choice(facts)
         permanent = w.rnd.random() < 0.4
         c.cli("forget", f["id"], "--yes", *(["--permanent"] if permanent else []))
         w.forgotten.add(f["id"])
@@ -144,8 +151,17 @@ def act(c: Clone, w: World) -> None:
         sep = b"" if data.endswith(b"\n") else eol
         mem.write_bytes(data + sep + f"- {text}".encode() + eol)
         w.typed.add(text)
+    elif op == "stamp":
+        c.cli("doctor", "--fix", expect=None)
+    elif op == "edit_typed":
+        typed = [f for f in listed if f.get("provisional_id") and f["text"] in w.typed]
+        if typed:
+            f = w.rnd.choice(typed)
+            text = w.text(c.name).replace("Fact", "Typed and edited")
+            c.cli("memory", "edit", f["id"], text)
+            w.typed.discard(f["text"])
+            w.typed.add(text)
     elif op == "hand_edit":
-        f = w.rnd.choice(facts)
         text = w.text(c.name).replace("Fact", "Hand-edited")
         data = mem.read_bytes()
         line = next((ln for ln in data.split(b"\n") if f"id:{f['id']} ".encode() in ln), None)
@@ -196,6 +212,9 @@ def check(clones: list[Clone], w: World) -> None:
     doc = parse_bullets(data)
     written = [it.id for it in doc.items if not it.provisional]
     assert len(written) == len(set(written)), "an id appears twice"
+    words = [it.text for it in doc.items]
+    assert len(words) == len(set(words)), \
+        f"the same words twice: {sorted({t for t in words if words.count(t) > 1})}"
     ids, texts = set(written), {it.text for it in doc.items}
     lost = (w.created - w.forgotten) - ids
     assert not lost, f"facts lost: {lost}"

@@ -24,7 +24,9 @@ every clone that tidies the same merged file writes the same bytes:
   is the one memvault gives those words and its words differ only by an edit the journal
   records. Its words are then in the fact or in the fact's history, so nothing is lost;
   a hand bullet whose words were never such a fact's stays. A leftover of a forgotten
-  fact goes with it (and the report never repeats the words).
+  fact goes with it (and the report never repeats the words). The same hand-written
+  line twice (same words, category and task box; a union keeps both sides' copy when
+  lines around it moved) is kept once, the first.
 - **Conflict blocks** (git's `<<<<<<<`/`=======`/`>>>>>>>`, optionally with a `|||||||`
   base section, or memvault's own): settled fact by fact when that is decidable — both
   sections hold only items, and every id on both sides is the same change (or one side
@@ -118,10 +120,12 @@ class DroppedVersion:
 
 @dataclass(slots=True)
 class Leftover:
-    """An id-less bullet a merge left beside the fact with an id that it became."""
+    """An id-less bullet a merge left as a copy: beside the fact with an id that it became
+    (`record`), or beside the same hand-written line (`copy_of_line`)."""
 
     line_no: int
     record: str
+    copy_of_line: int = 0
 
 
 @dataclass(slots=True)
@@ -203,18 +207,19 @@ def might_need_tidy(data: bytes, dead: Iterable[str] = ()) -> bool:
     ids = _ID_IN_COMMENT.findall(data)
     if len(ids) != len(set(ids)):
         return True
-    if ids and _may_hold_idless_bullets(data, len(ids)):
-        return True  # maybe a hand-written copy of a fact a merge left
+    if _may_hold_idless_bullets(data, len(ids)):
+        return True  # maybe a copy of a hand-written line a merge left
     dead = set(dead)
     return bool(dead) and any(i.decode("utf-8", "replace") in dead for i in ids)
 
 
 def _may_hold_idless_bullets(data: bytes, ids: int) -> bool:
-    """More lines start like a top-level bullet than the file has id comments."""
+    """More lines start like a top-level bullet than the file has id comments: two more
+    (two hand-written lines), or one beside a fact."""
     starts = sum(data.count(start) for start in _BULLET_STARTS)
     if data[:1] in (b"-", b"*", b"+"):
         starts += 1
-    return starts > ids
+    return starts - ids >= 2 or (starts > ids > 0)
 
 
 # -- tidying ------------------------------------------------------------------------------------
@@ -352,10 +357,10 @@ def _drop_dead(doc: BulletDocument, dead: set[str], out: Tidied, where: str) -> 
 
 
 def merge_leftovers(doc: BulletDocument, known: Callable[[str, str], bool]
-                    ) -> list[tuple[BulletItem, BulletItem]]:
-    """(leftover, the fact it became) for each id-less bullet a merge left beside the fact
-    with an id it became (see the module doc), in file order. Items inside a conflict
-    block are neither (they are read-only until `memvault resolve`)."""
+                    ) -> list[tuple[BulletItem, Leftover]]:
+    """Each id-less bullet a merge left as a copy (see the module doc), in file order,
+    with what it copies. Items inside a conflict block are neither copy nor original
+    (they are read-only until `memvault resolve`)."""
     hand = [it for it in doc.items if it.provisional and it.editable]
     if not hand:
         return []
@@ -365,18 +370,16 @@ def merge_leftovers(doc: BulletDocument, known: Callable[[str, str], bool]
         if it.editable and not it.provisional:
             by_id.setdefault(it.id, it)
             by_words.setdefault((match_key(it.text), _category(it)), it)
-    if not by_id:
-        return []
+    found: list[tuple[BulletItem, Leftover]] = []
     copies: dict[str, list[BulletItem]] = {}
     for it in hand:
         copies.setdefault(normalise_text(it.text), []).append(it)
-    found: list[tuple[BulletItem, BulletItem]] = []
-    for same in copies.values():
+    for same in copies.values() if by_id else ():
         rest = []
         for it in same:
-            twin = by_words.get((match_key(it.text), _category(it)))
-            if twin is not None:
-                found.append((it, twin))
+            fact = by_words.get((match_key(it.text), _category(it)))
+            if fact is not None:
+                found.append((it, Leftover(it.line_no, fact.id)))
             else:
                 rest.append(it)
         if not rest:
@@ -384,7 +387,18 @@ def merge_leftovers(doc: BulletDocument, known: Callable[[str, str], bool]
         words = match_key(rest[0].text)
         born = [fact for fact in _born_from(rest[0].text, len(same), by_id)
                 if match_key(fact.text) == words or known(fact.id, rest[0].text)]
-        found += zip(rest, born)  # at most one leftover per fact those words became
+        # at most one copy per fact those words became
+        found += [(it, Leftover(it.line_no, fact.id)) for it, fact in zip(rest, born)]
+    taken = {id(it) for it, _ in found}
+    first: dict[tuple[str, str, str | None], BulletItem] = {}
+    for it in hand:  # the same hand-written line twice (a union keeps both sides' copy)
+        if id(it) in taken:
+            continue
+        key = (match_key(it.text), _category(it), it.task)
+        if key in first:
+            found.append((it, Leftover(it.line_no, "", first[key].line_no)))
+        else:
+            first[key] = it
     return sorted(found, key=lambda pair: pair[0].start)
 
 
@@ -407,16 +421,21 @@ def _category(it: BulletItem) -> str:
 
 def drop_leftovers(doc: BulletDocument, known: Callable[[str, str], bool], where: str = "",
                    removed: list[Leftover] | None = None) -> list[str]:
-    """Remove the leftovers `merge_leftovers` finds; one note each, naming the file, the
-    line and the fact it copied (never the words: they may be forgotten ones)."""
+    """Remove the copies `merge_leftovers` finds; one note each, naming the file, the line
+    and what it copied (never the words: they may be forgotten ones)."""
     notes = []
-    for it, fact in reversed(merge_leftovers(doc, known)):
+    for it, left in reversed(merge_leftovers(doc, known)):
         if removed is not None:
-            removed.insert(0, Leftover(it.line_no, fact.id))
+            removed.insert(0, left)
         doc.delete_item(it)
-        notes.insert(0, f"{where}removed line {it.line_no}: an id-less copy of {fact.id} "
-                        "that a merge left beside it (the words it had before memvault gave "
-                        "it an id)")
+        if left.record:
+            notes.insert(0, f"{where}removed line {left.line_no}: an id-less copy of "
+                            f"{left.record} that a merge left beside it (the words it had "
+                            "before memvault gave it an id)")
+        else:
+            notes.insert(0, f"{where}removed line {left.line_no}: a second copy of the "
+                            f"hand-written bullet on line {left.copy_of_line} (a merge kept "
+                            "both sides' copy)")
     return notes
 
 
