@@ -284,3 +284,11 @@ def test_the_same_hand_written_line_twice_is_kept_once() -> None:
     assert texts(out.data) == ["typed", "One", "typed", "typed"]  # other category, task box
     assert out.notes == ["Pilot/Memory.md: removed line 7: a second copy of the hand-written "
                          "bullet on line 5 (a merge kept both sides' copy)"]
+
+
+def test_a_hand_bullet_with_nested_lines_or_another_block_id_is_never_a_copy() -> None:
+    data = (HEAD + "- Projects\n  - Aurora\n- Projects\n  - Borealis\n"
+            + "- kiwi ^fav-1\n- kiwi ^fav-2\n" + stamped("Projects") + "- kiwi\n").encode()
+    out = tidy(data)
+    assert "Borealis" in out.data.decode() and "^fav-2" in out.data.decode()
+    assert texts(out.data) == ["Projects", "Projects", "kiwi", "kiwi", "Projects", "kiwi"]

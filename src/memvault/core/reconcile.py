@@ -25,8 +25,9 @@ every clone that tidies the same merged file writes the same bytes:
   records. Its words are then in the fact or in the fact's history, so nothing is lost;
   a hand bullet whose words were never such a fact's stays. A leftover of a forgotten
   fact goes with it (and the report never repeats the words). The same hand-written
-  line twice (same words, category and task box; a union keeps both sides' copy when
-  lines around it moved) is kept once, the first.
+  line twice (same words, category, task box and block id; a union keeps both sides'
+  copy when lines around it moved) is kept once, the first. A bullet with nested lines
+  under it is never taken for a copy.
 - **Conflict blocks** (git's `<<<<<<<`/`=======`/`>>>>>>>`, optionally with a `|||||||`
   base section, or memvault's own): settled fact by fact when that is decidable — both
   sections hold only items, and every id on both sides is the same change (or one side
@@ -361,7 +362,8 @@ def merge_leftovers(doc: BulletDocument, known: Callable[[str, str], bool]
     """Each id-less bullet a merge left as a copy (see the module doc), in file order,
     with what it copies. Items inside a conflict block are neither copy nor original
     (they are read-only until `memvault resolve`)."""
-    hand = [it for it in doc.items if it.provisional and it.editable]
+    # Never one with nested lines under it: those would go with it.
+    hand = [it for it in doc.items if it.provisional and it.editable and it.text_end == it.end]
     if not hand:
         return []
     by_id: dict[str, BulletItem] = {}
@@ -378,7 +380,7 @@ def merge_leftovers(doc: BulletDocument, known: Callable[[str, str], bool]
         rest = []
         for it in same:
             fact = by_words.get((match_key(it.text), _category(it)))
-            if fact is not None:
+            if fact is not None and _anchor(it) in ("", _anchor(fact)):
                 found.append((it, Leftover(it.line_no, fact.id)))
             else:
                 rest.append(it)
@@ -388,13 +390,14 @@ def merge_leftovers(doc: BulletDocument, known: Callable[[str, str], bool]
         born = [fact for fact in _born_from(rest[0].text, len(same), by_id)
                 if match_key(fact.text) == words or known(fact.id, rest[0].text)]
         # at most one copy per fact those words became
-        found += [(it, Leftover(it.line_no, fact.id)) for it, fact in zip(rest, born)]
+        found += [(it, Leftover(it.line_no, fact.id)) for it, fact in zip(rest, born)
+                  if _anchor(it) in ("", _anchor(fact))]
     taken = {id(it) for it, _ in found}
-    first: dict[tuple[str, str, str | None], BulletItem] = {}
+    first: dict[tuple[str, str, str | None, str], BulletItem] = {}
     for it in hand:  # the same hand-written line twice (a union keeps both sides' copy)
         if id(it) in taken:
             continue
-        key = (match_key(it.text), _category(it), it.task)
+        key = (match_key(it.text), _category(it), it.task, _anchor(it))
         if key in first:
             found.append((it, Leftover(it.line_no, "", first[key].line_no)))
         else:
@@ -417,6 +420,11 @@ def _born_from(text: str, copies: int, by_id: dict[str, BulletItem]) -> list[Bul
 
 def _category(it: BulletItem) -> str:
     return (it.category_raw or "").lower()
+
+
+def _anchor(it: BulletItem) -> str:
+    """The item's block id (`^name`, which other notes may link to), or ""."""
+    return it.block_suffix.strip()
 
 
 def drop_leftovers(doc: BulletDocument, known: Callable[[str, str], bool], where: str = "",
