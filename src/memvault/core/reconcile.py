@@ -140,6 +140,9 @@ class Tidied:
     """Copies given an id of their own (also what doctor reports as a duplicate id)."""
     leftovers: list[Leftover] = field(default_factory=list)
     """Id-less copies removed (line numbers in the file as it was given)."""
+    doc: BulletDocument | None = None
+    """`data` parsed, when tidying parsed it (a new object each call: a caller may edit
+    it instead of parsing `data` again)."""
 
     @property
     def all_notes(self) -> list[str]:
@@ -314,18 +317,42 @@ def derived_id(record: str, text: str, taken: set[str]) -> str:
 
 def tidy(data: bytes, *, dead: Iterable[str] = (), local_first: bool = True,
          path: str = "", known: Callable[[str, str], bool] = lambda _id, _text: False,
-         renumber_copies: bool = True) -> Tidied:
+         renumber_copies: bool = True, quick_check: bool = True) -> Tidied:
     """Settle what a merge left in a bullet file (see the module doc). `known(id, text)`
     says whether the journal holds that text for that record (a memvault version).
-    `renumber_copies=False` leaves a copied line's duplicate id as it is (ambiguous)."""
+    `renumber_copies=False` leaves a copied line's duplicate id as it is (ambiguous).
+    `quick_check=False`: the caller already ran `might_need_tidy` on these bytes."""
     dead = set(dead)
-    if not might_need_tidy(data, dead):
-        return Tidied(data)
-    tf = TextFile.parse(data)
-    if tf.readonly_reason:
+    if quick_check and not might_need_tidy(data, dead):
         return Tidied(data)
     out = Tidied(data)
     where = f"{path}: " if path else ""
+    if b"<<<<<<<" in data:
+        tf = TextFile.parse(data)
+        if tf.readonly_reason:
+            return out
+        _settle_blocks(tf, dead, local_first, out, where)
+        doc = parse_bullets(tf.to_bytes())
+    else:
+        doc = parse_bullets(data)
+        if doc.file.readonly_reason:
+            return out
+    # Copies first: a copy that became a fact of its own is not the forgotten one.
+    _settle_duplicates(doc, out, where, known, renumber_copies)
+    out.notes += drop_leftovers(doc, known, where, out.leftovers)
+    if dead:
+        _drop_dead(doc, dead, out, where)
+    if out.all_notes:  # every change says so; no note, the same bytes
+        out.data = doc.to_bytes()
+    if b"<<<<<<<" in out.data:
+        out.blocks = find_blocks(doc.file.lines, local_first=local_first)
+    out.doc = doc
+    return out
+
+
+def _settle_blocks(tf: TextFile, dead: set[str], local_first: bool, out: Tidied,
+                   where: str) -> None:
+    """Replace each decidable conflict block of `tf` by the lines that settle it."""
     eol = tf.dominant_eol
     for block in reversed(find_blocks(tf.lines, local_first=local_first)):
         settled = _decide(block, dead)
@@ -339,14 +366,6 @@ def tidy(data: bytes, *, dead: Iterable[str] = (), local_first: bool = True,
         facts = ", ".join(block.fact_ids()) or "notes"
         out.notes.append(f"{where}settled a merge conflict block at line {block.line_no} "
                          f"({facts}) fact by fact")
-    doc = parse_bullets(tf.to_bytes())
-    # Copies first: a copy that became a fact of its own is not the forgotten one.
-    _settle_duplicates(doc, out, where, known, renumber_copies)
-    out.notes += drop_leftovers(doc, known, where, out.leftovers)
-    _drop_dead(doc, dead, out, where)
-    out.data = doc.to_bytes()
-    out.blocks = find_blocks(doc.file.lines, local_first=local_first)
-    return out
 
 
 def _drop_dead(doc: BulletDocument, dead: set[str], out: Tidied, where: str) -> None:
@@ -368,10 +387,15 @@ def merge_leftovers(doc: BulletDocument, known: Callable[[str, str], bool]
         return []
     by_id: dict[str, BulletItem] = {}
     by_words: dict[tuple[str, str], BulletItem] = {}
+    # Only facts that may share words with a hand bullet get their match key computed:
+    # an ASCII text's key starts with its first letter, lower-cased.
+    firsts = {match_key(it.text)[:1] for it in hand}
     for it in doc.items:
         if it.editable and not it.provisional:
             by_id.setdefault(it.id, it)
-            by_words.setdefault((match_key(it.text), _category(it)), it)
+            head = it.text[:1]
+            if not head.isascii() or head.lower() in firsts or head.isspace():
+                by_words.setdefault((match_key(it.text), _category(it)), it)
     found: list[tuple[BulletItem, Leftover]] = []
     copies: dict[str, list[BulletItem]] = {}
     for it in hand:
@@ -450,7 +474,7 @@ def drop_leftovers(doc: BulletDocument, known: Callable[[str, str], bool], where
 def _settle_duplicates(doc: BulletDocument, out: Tidied, where: str,
                        known: Callable[[str, str], bool], renumber_copies: bool) -> None:
     left: set[str] = set()  # copies left for `doctor --fix` (renumber_copies=False)
-    while True:
+    while doc.duplicate_ids:  # (the parser lists every id it read twice)
         groups: dict[str, list[BulletItem]] = {}
         for it in doc.items:
             if it.editable and not it.provisional and it.id not in left:

@@ -54,13 +54,12 @@ def load_bullet_file(backend: Backend, path: str) -> LoadedFile:
     """The file as readers see it (an empty file caught mid-save is waited for): what a
     merge left is settled and an open conflict block shows this clone's version
     (`memvault.services.tidy.read_view`). Never writes."""
-    from memvault.services.tidy import read_view
+    from memvault.services.tidy import read_document
 
     blob = read_settled(backend, path, None)
     if blob is None:
         return _loaded(path, None)
-    return LoadedFile(path, parse_bullets(read_view(backend, path, blob.data)), blob.version,
-                      True)
+    return LoadedFile(path, read_document(backend, path, blob.data), blob.version, True)
 
 
 def load_raw(backend: Backend, path: str) -> LoadedFile:
@@ -125,18 +124,23 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
         with backend.lock():
             seen = net.seen(path)
             blob = read_settled(backend, path, seen)
-            loaded = _loaded(path, blob)
+            # What a merge left is settled in the same write, as memvault's own change
+            # (open conflict blocks stay, their items read-only, for `memvault resolve`).
+            tidied = write_view(backend, path, blob.data) if blob is not None else None
+            settled = blob is not None and tidied is not None and tidied.data != blob.data
+            if blob is not None and tidied is not None and not settled and \
+                    tidied.doc is not None:
+                loaded = LoadedFile(path, tidied.doc, blob.version, True)  # parsed once
+            else:
+                loaded = _loaded(path, blob)
             doc = loaded.doc if loaded.exists else parse_bullets(initial)
             if doc.readonly_reason:
                 raise ReadOnly(doc.readonly_reason, path=path)
             if track_losses:
                 net.note_lost(net.vanished(path, seen, doc))
             before = record_ids(doc)
-            # What a merge left is settled in the same write, as memvault's own change
-            # (open conflict blocks stay, their items read-only, for `memvault resolve`).
-            tidied = write_view(backend, path, blob.data) if blob is not None else None
-            if tidied is not None and blob is not None and tidied.data != blob.data:
-                doc = parse_bullets(tidied.data)
+            if tidied is not None and settled:
+                doc = tidied.doc if tidied.doc is not None else parse_bullets(tidied.data)
             try:
                 result = apply(doc)
             except NoChange as stop:

@@ -4,7 +4,7 @@ A clone synced by plain git or Obsidian Git merges memory files as unions of lin
 rules that settle what such a merge leaves are pure (`memvault.core.reconcile`). This
 module applies them where the vault is read and written:
 
-- `read_view`: what every reader sees — tidied, and each conflict block still open shown
+- `read_view` (`read_document` parsed): what every reader sees — tidied, and each conflict block still open shown
   as this clone's version only (so a fact is never listed or served twice, and a
   forgotten one never at all). Reading never writes.
 - `write_view`: what the one write path (`edit_bullet_file`) edits — tidied, with open
@@ -32,6 +32,7 @@ from memvault.layout import DEFAULT_SCOPE, SCOPES_FOLDER
 
 if TYPE_CHECKING:
     from memvault.backends.base import Backend
+    from memvault.core.bullets import BulletDocument
     from memvault.core.reconcile import ConflictBlock, Tidied
     from memvault.services.doctor import Finding
     from memvault.services.vault import Vault
@@ -95,7 +96,7 @@ def write_view(backend: Backend, path: str, data: bytes, *,
             return Tidied(data)
     asked = JournalKnows(backend, scope)
     out = tidy(data, dead=dead, local_first=this_clone_first(backend), path=path,
-               known=asked, renumber_copies=renumber_copies)
+               known=asked, renumber_copies=renumber_copies, quick_check=False)
     if out.data == data and not out.blocks and not out.all_notes and \
             not asked.consulted:
         with _CLEAN_LOCK:
@@ -142,6 +143,17 @@ def read_view(backend: Backend, path: str, data: bytes) -> bytes:
     if not tidied.blocks:
         return tidied.data
     return local_view(tidied.data, local_first=this_clone_first(backend))
+
+
+def read_document(backend: Backend, path: str, data: bytes) -> BulletDocument:
+    """`read_view` parsed (tidying's own parse reused when it made one)."""
+    from memvault.core.bullets import parse_bullets
+    from memvault.core.reconcile import local_view
+
+    tidied = write_view(backend, path, data)
+    if tidied.blocks:
+        return parse_bullets(local_view(tidied.data, local_first=this_clone_first(backend)))
+    return tidied.doc if tidied.doc is not None else parse_bullets(tidied.data)
 
 
 def open_blocks(backend: Backend, path: str) -> list[ConflictBlock]:
