@@ -282,8 +282,21 @@ def test_the_same_hand_written_line_twice_is_kept_once() -> None:
             "- [x] typed\n").encode()
     out = tidy(data, path="Pilot/Memory.md")
     assert texts(out.data) == ["typed", "One", "typed", "typed"]  # other category, task box
-    assert out.notes == ["Pilot/Memory.md: removed line 7: a second copy of the hand-written "
+    assert out.notes == ["Pilot/Memory.md: removed line 7: a copy of the hand-written "
                          "bullet on line 5 (a merge kept both sides' copy)"]
+
+
+def test_thousands_of_copies_go_in_one_pass_with_one_note() -> None:
+    import time
+
+    data = (HEAD + "- a line that repeats\n" * 40_000).encode().rstrip(b"\n")
+    started = time.perf_counter()
+    out = tidy(data, path="Pilot/Memory.md")
+    assert time.perf_counter() - started < 20  # linear: one parse per pass, not per copy
+    assert out.data == (HEAD + "- a line that repeats").encode()  # no final newline kept
+    assert out.notes == ["Pilot/Memory.md: removed lines 6, 7, 8, 9, 10 and 39994 more: "
+                         "39999 copies of the hand-written bullet on line 5 (a merge kept "
+                         "both sides' copy)"]
 
 
 def test_a_hand_bullet_with_nested_lines_or_another_block_id_is_never_a_copy() -> None:

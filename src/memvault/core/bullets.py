@@ -129,6 +129,21 @@ class BulletDocument:
         self.file.replace(item.start, item.end, [])
         self._reparse()
 
+    def delete_items(self, items: list[BulletItem]) -> None:
+        """Remove several items (each with its nested children), parsing the file once."""
+        if not items:
+            return
+        self._check_writable()
+        lines = self.file.lines
+        drop: set[int] = set()
+        for item in items:
+            drop.update(range(item.start, item.end))
+        kept = [ln for i, ln in enumerate(lines) if i not in drop]
+        if kept and lines[-1].eol == "" and len(lines) - 1 in drop:
+            kept[-1].eol = ""  # the file still ends without a final newline
+        self.file.lines = kept
+        self._reparse()
+
     def insert_item(self, new_line: str, children: tuple[str, ...] = ()) -> None:
         """Add a new item (and its nested `children` lines, verbatim) after the last
         top-level item, or at the end of the file.

@@ -453,21 +453,32 @@ def _anchor(it: BulletItem) -> str:
 
 def drop_leftovers(doc: BulletDocument, known: Callable[[str, str], bool], where: str = "",
                    removed: list[Leftover] | None = None) -> list[str]:
-    """Remove the copies `merge_leftovers` finds; one note each, naming the file, the line
-    and what it copied (never the words: they may be forgotten ones)."""
+    """Remove the copies `merge_leftovers` finds (one parse of the file for all of them);
+    one note per original, naming the file, the lines and what they copied (never the
+    words: they may be forgotten ones)."""
+    found = merge_leftovers(doc, known)
+    if not found:
+        return []
+    if removed is not None:
+        removed.extend(left for _, left in found)
+    by_original: dict[tuple[str, int], list[int]] = {}
+    for _, left in found:
+        by_original.setdefault((left.record, left.copy_of_line), []).append(left.line_no)
+    doc.delete_items([it for it, _ in found])
     notes = []
-    for it, left in reversed(merge_leftovers(doc, known)):
-        if removed is not None:
-            removed.insert(0, left)
-        doc.delete_item(it)
-        if left.record:
-            notes.insert(0, f"{where}removed line {left.line_no}: an id-less copy of "
-                            f"{left.record} that a merge left beside it (the words it had "
-                            "before memvault gave it an id)")
+    for (record, line), copies in by_original.items():
+        shown = ", ".join(str(n) for n in copies[:5])
+        if len(copies) > 5:
+            shown += f" and {len(copies) - 5} more"
+        one = "an id-less copy" if record else "a copy"
+        which = f"line {shown}: {one}" if len(copies) == 1 else \
+            f"lines {shown}: {len(copies)} {'id-less ' if record else ''}copies"
+        if record:
+            notes.append(f"{where}removed {which} of {record} that a merge left beside it "
+                         "(the words it had before memvault gave it an id)")
         else:
-            notes.insert(0, f"{where}removed line {left.line_no}: a second copy of the "
-                            f"hand-written bullet on line {left.copy_of_line} (a merge kept "
-                            "both sides' copy)")
+            notes.append(f"{where}removed {which} of the hand-written bullet on line {line} "
+                         "(a merge kept both sides' copy)")
     return notes
 
 

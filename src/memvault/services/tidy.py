@@ -4,9 +4,9 @@ A clone synced by plain git or Obsidian Git merges memory files as unions of lin
 rules that settle what such a merge leaves are pure (`memvault.core.reconcile`). This
 module applies them where the vault is read and written:
 
-- `read_view` (`read_document` parsed): what every reader sees — tidied, and each conflict block still open shown
-  as this clone's version only (so a fact is never listed or served twice, and a
-  forgotten one never at all). Reading never writes.
+- `read_view` (`read_document` parsed): what every reader sees — tidied, and each
+  conflict block still open shown as this clone's version only (so a fact is never
+  listed or served twice, and a forgotten one never at all). Reading never writes.
 - `write_view`: what the one write path (`edit_bullet_file`) edits — tidied, with open
   conflict blocks kept for `memvault resolve`. The next write of the file settles it.
 - `tidy_vault`: settle every memory file now (every CLI command does it first, and
