@@ -413,8 +413,9 @@ def merge_leftovers(doc: BulletDocument, known: Callable[[str, str], bool]
         words = match_key(rest[0].text)
         born = [fact for fact in _born_from(rest[0].text, len(same), by_id)
                 if match_key(fact.text) == words or known(fact.id, rest[0].text)]
-        # at most one copy per fact those words became
-        found += [(it, Leftover(it.line_no, fact.id)) for it, fact in zip(rest, born)
+        # at most one copy per fact those words became (the shorter list decides)
+        found += [(it, Leftover(it.line_no, fact.id))
+                  for it, fact in zip(rest, born, strict=False)
                   if _anchor(it) in ("", _anchor(fact))]
     taken = {id(it) for it, _ in found}
     first: dict[tuple[str, str, str | None, str], BulletItem] = {}
