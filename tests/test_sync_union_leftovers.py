@@ -95,6 +95,7 @@ def test_a_stamped_hand_bullet_is_not_stamped_twice_after_a_union(world) -> None
     assert live_texts(c).count("hand kiwi") == 1
     doctor = Cli(c)("doctor", expect=None).stdout
     assert f"copy of {stamped}" in doctor
+    assert "stamps it" not in doctor  # one piece of advice: never offered an id of its own
     fixed = Cli(c)("doctor", "--fix", expect=None)
     assert "stamped id" not in fixed.stdout + fixed.stderr  # never a second id
     assert [(t, i) for t, i, _ in items(mem) if t == "hand kiwi"] == [("hand kiwi", stamped)]

@@ -141,7 +141,8 @@ class DoctorService:
                 continue
             if loaded.exists:
                 out.extend(_check_bullets(path, loaded.doc, known,
-                                          self._settled_by_a_write(path, loaded.doc)))
+                                          self._settled_by_a_write(path, loaded.doc),
+                                          self._merge_copies(path, loaded.doc)))
                 docs.append((path, loaded.doc))
         out.extend(_ids_shared_by_kinds(docs))
         out.extend(self._conflict_copies())
@@ -172,6 +173,15 @@ class DoctorService:
         if tidied.data == doc.to_bytes():
             return set()
         return set(doc.duplicate_ids) - set(parse_bullets(tidied.data).duplicate_ids)
+
+    def _merge_copies(self, path: str, doc: BulletDocument) -> set[int]:
+        """Lines of id-less copies a merge left, which the next write removes (reported by
+        `tidy_findings`): doctor does not also offer them to `--fix` for an id."""
+        from memvault.core.reconcile import merge_leftovers
+        from memvault.services.tidy import JournalKnows, scope_of
+
+        known = JournalKnows(self.backend, scope_of(path))
+        return {it.line_no for it, _ in merge_leftovers(doc, known)}
 
     def _conflict_copies(self) -> list[Finding]:
         found = []
@@ -261,11 +271,13 @@ class DoctorService:
 
 
 def _check_bullets(path: str, doc: BulletDocument, known: tuple[str, ...],
-                   settled: Collection[str] = ()) -> list[Finding]:
+                   settled: Collection[str] = (), copies: Collection[int] = ()
+                   ) -> list[Finding]:
     """Findings about one bullet file. A whole conflict block is reported by the sync
     check (`git_doctor.conflict_findings`, pointing to `memvault resolve`); only marker
     lines outside any block are reported here. Ids in `settled` are duplicates the next
-    write settles (reported by `tidy_findings`)."""
+    write settles, and lines in `copies` id-less copies it removes (both reported by
+    `tidy_findings`)."""
     from memvault.core.bullets import CONFLICT_REASON
     from memvault.core.reconcile import find_blocks
 
@@ -291,7 +303,7 @@ def _check_bullets(path: str, doc: BulletDocument, known: tuple[str, ...],
         if it.category_raw and it.category_raw.lower() not in known:
             out.append(Finding("warning", path, f"unknown category [{it.category_raw}] "
                                f"(treated as 'other'; known: {', '.join(known)})", it.line_no))
-        if it.provisional and it.editable:
+        if it.provisional and it.editable and it.line_no not in copies:
             out.append(Finding("info", path, f"hand-written bullet without an id (provisional "
                                f"id {it.id}; `doctor --fix` stamps it)", it.line_no))
     for dup_id, items in doc.duplicate_ids.items():
