@@ -81,7 +81,10 @@ class MemoryMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.forgotten)
     @rule(data=st.data())
     def restore(self, data: st.DataObject) -> None:
-        fact_id = data.draw(st.sampled_from(sorted(self.forgotten)))
+        # Forgetting order, not sorted ids: ids are random, so a sorted pick would restore
+        # a different fact for the same drawn index on a replay, and the model (whose size
+        # later draws depend on) would differ: Hypothesis reports that as flaky generation.
+        fact_id = data.draw(st.sampled_from(list(self.forgotten)))
         try:
             fact = self.vault.memory.restore(fact_id)
         except VaultError:
