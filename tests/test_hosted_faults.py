@@ -67,13 +67,33 @@ def _records(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
 
 
-def _open_transactions(server: ThrowawayPostgres, db: str) -> int:
+def _hold_batch_row(url: str, doc_id: str) -> Any:
+    """A connection whose open transaction has inserted the row the big batch will write
+    for `doc_id`: the batch's insert of it waits on that row lock, so the batch stops
+    there, mid-way, with every earlier document written but not committed. The restart
+    cuts this connection too, so the held row is rolled back and leaves nothing."""
+    import psycopg
+
+    with HostedMemory.open(url, environ=OLD) as hm:
+        tag = hm.keyring.principal("batch").doc_tag(doc_id)
+        principal = hm.keyring.principal("batch").tag
+    conn = psycopg.connect(url)  # not autocommit: the insert stays uncommitted
+    conn.execute("INSERT INTO memvault.documents (principal, doc, kind, sealed, updated, "
+                 "key_id, fmt) VALUES (%s, %s, 'preference', %s, 0, NULL, 1)",
+                 (principal, tag, b"held"))
+    return conn
+
+
+def _batch_waits_on_the_held_row(server: ThrowawayPostgres, db: str) -> bool:
+    """Whether the big batch's transaction has written (it has a transaction id) and now
+    waits for a row lock: stopped mid-way, where it cannot commit before the restart."""
     import psycopg
 
     with psycopg.connect(server.url, autocommit=True) as conn:
-        return int(conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname=%s AND state='active' "
-            "AND now() - xact_start > interval '150 milliseconds'", (db,)).fetchone()[0])
+        return bool(conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname=%s "
+            "AND application_name='fault-batch' AND backend_xid IS NOT NULL "
+            "AND wait_event_type='Lock'", (db,)).fetchone()[0])
 
 
 @pytest.fixture
@@ -99,18 +119,23 @@ def test_acknowledged_writes_survive_a_server_restart_and_in_flight_ones_retry(
     batch_log = tmp_path / "batch.jsonl"
     procs = [_ctx.Process(target=_writer, args=(url, w, 150, str(logs[w])), daemon=True)
              for w in range(3)]
-    procs.append(_ctx.Process(target=_big_batch, args=(url, str(batch_log)), daemon=True))
+    # The batch names its connections, so the wait below finds its transaction and no
+    # writer's; it stops at b2000 on the held row, so it cannot commit before the restart.
+    held = _hold_batch_row(url, "b2000")
+    procs.append(_ctx.Process(target=_big_batch, args=(url + "?application_name=fault-batch",
+                                                       str(batch_log)), daemon=True))
     for p in procs:
         p.start()
     deadline = time.monotonic() + 120
     # restart once every writer has acknowledged some puts and the big batch is mid-way
     while not (all(len(_records(log)) >= 10 for log in logs)
-               and _open_transactions(own_server, "faults")):
+               and _batch_waits_on_the_held_row(own_server, "faults")):
         assert time.monotonic() < deadline, "the load never got going"
         assert not _records(batch_log), "the batch finished before the restart"
         time.sleep(0.02)
     acked_before = {w: {r["ack"] for r in _records(logs[w]) if "ack" in r} for w in range(3)}
     own_server.restart()
+    held.close()  # its session ended with the restart; its uncommitted row is gone
     for p in procs:
         p.join(timeout=180)
         assert p.exitcode == 0
