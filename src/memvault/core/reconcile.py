@@ -20,10 +20,11 @@ every clone that tidies the same merged file writes the same bytes:
   it was shown under); when that happens on one side of a merge and the lines next to it
   change on the other, the union keeps the old id-less line too. An id-less bullet is
   such a leftover, and is removed (once, saying which fact it copied), when a fact with
-  an id in the same file has its words (match key) and category, or when that fact's id
-  is the one memvault gives those words and its words differ only by an edit the journal
-  records. Its words are then in the fact or in the fact's history, so nothing is lost;
-  a hand bullet whose words were never such a fact's stays. A leftover of a forgotten
+  an id in the same file has its words (match key) and category, or its words and the id
+  memvault gives those words. Its words are then still in the file, so nothing is lost.
+  An id-less line with a fact's *earlier* words (the fact was edited since) stays: a
+  union's leftover and the same words typed again after the edit look alike, and a
+  duplicate the user can delete beats words lost. A leftover of a forgotten
   fact goes with it (and the report never repeats the words). The same hand-written
   line twice (same words, category, task box and block id; a union keeps both sides'
   copy when lines around it moved) is kept once, the first. A bullet with nested lines
@@ -411,8 +412,10 @@ def merge_leftovers(doc: BulletDocument, known: Callable[[str, str], bool]
         if not rest:
             continue
         words = match_key(rest[0].text)
+        # Only a fact that still has these words: a line with a fact's *earlier* words
+        # may be the user's own, typed again after an edit, and must never be removed.
         born = [fact for fact in _born_from(rest[0].text, len(same), by_id)
-                if match_key(fact.text) == words or known(fact.id, rest[0].text)]
+                if match_key(fact.text) == words]
         # at most one copy per fact those words became (the shorter list decides)
         found += [(it, Leftover(it.line_no, fact.id))
                   for it, fact in zip(rest, born, strict=False)
