@@ -47,3 +47,23 @@ def fact_texts(root: Path) -> set[str]:
 
 def fact_ids(root: Path) -> dict[str, str]:
     return {f.text: f.id for f in Vault.open(root).memory.all()}
+
+
+def three_clones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                 facts: tuple[str, ...]) -> tuple[Path, Path, Path]:
+    """A bare remote and three clones: A made the vault with `facts` and pushed it, A and B
+    ran `sync --setup`, C is a plain clone that never did (like Obsidian Git)."""
+    from memvault.services.setup import init_vault
+    from tests.conftest import Cli
+
+    use_git_identity(monkeypatch)
+    bare = bare_repo(tmp_path)
+    a = clone(bare, tmp_path / "a")
+    init_vault(a)
+    Cli(a)("sync", "--setup")
+    for text in facts:
+        Cli(a)("remember", text)
+    Cli(a)("sync")
+    b = clone(bare, tmp_path / "b")
+    Cli(b)("sync", "--setup")
+    return a, b, clone(bare, tmp_path / "c")

@@ -14,9 +14,8 @@ import pytest
 
 from memvault import Vault
 from memvault.core.merge import CONFLICT_OPEN
-from memvault.services.setup import init_vault
 from tests.conftest import Cli
-from tests.git_helpers import bare_repo, clone, fact_ids, fact_texts, git, use_git_identity
+from tests.git_helpers import fact_ids, fact_texts, git, three_clones
 
 
 def plain_sync(root: Path, *, rebase: bool = True) -> None:
@@ -39,17 +38,8 @@ def plain_sync(root: Path, *, rebase: bool = True) -> None:
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
     """A and B ran `sync --setup`; C is a plain clone that never did."""
-    use_git_identity(monkeypatch)
-    bare = bare_repo(tmp_path)
-    a = clone(bare, tmp_path / "a")
-    init_vault(a)
-    Cli(a)("sync", "--setup")
-    for text in ("I like tea", "I live in Oslo", "My project is Aurora"):
-        Cli(a)("remember", text)
-    Cli(a)("sync")
-    b = clone(bare, tmp_path / "b")
-    Cli(b)("sync", "--setup")
-    c = clone(bare, tmp_path / "c")
+    a, b, c = three_clones(tmp_path, monkeypatch,
+                           ("I like tea", "I live in Oslo", "My project is Aurora"))
     assert not (c / ".git/info/attributes").exists()
     assert "merge=union" in (c / ".gitattributes").read_text()
     return a, b, c

@@ -19,7 +19,7 @@ import pytest
 from memvault.core.bullets import parse_bullets
 from memvault.services.setup import init_vault
 from tests.conftest import Cli
-from tests.git_helpers import bare_repo, clone, git, use_git_identity
+from tests.git_helpers import git, three_clones
 
 
 def plain_sync(root: Path) -> None:
@@ -36,17 +36,7 @@ def plain_sync(root: Path) -> None:
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
     """A and B ran `sync --setup`; C never did."""
-    use_git_identity(monkeypatch)
-    bare = bare_repo(tmp_path)
-    a = clone(bare, tmp_path / "a")
-    init_vault(a)
-    Cli(a)("sync", "--setup")
-    Cli(a)("remember", "I like tea")
-    Cli(a)("sync")
-    b = clone(bare, tmp_path / "b")
-    Cli(b)("sync", "--setup")
-    c = clone(bare, tmp_path / "c")
-    return a, b, c
+    return three_clones(tmp_path, monkeypatch, ("I like tea",))
 
 
 def items(path: Path) -> list[tuple[str, str, bool]]:
