@@ -98,8 +98,11 @@ class EmbeddingsStandIn:
     """`POST /v1/embeddings` as the public API documents it: {model, input: [..]} ->
     {data: [{index, embedding}]}. Vectors: word counts hashed into 64 buckets."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, serve: int | None = None) -> None:
         self.auth: list[str | None] = []
+        self.inputs: list[int] = []
+        self.serve = serve
+        """Answer this many requests, then fail every one with a 500 (None: never fail)."""
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -109,6 +112,11 @@ class EmbeddingsStandIn:
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stand_in.auth.append(self.headers.get("Authorization"))
+                if stand_in.serve is not None and len(stand_in.inputs) >= stand_in.serve:
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                stand_in.inputs.append(len(body.get("input") or []))
                 if self.path != "/v1/embeddings" or not isinstance(body.get("input"), list):
                     self.send_response(404)
                     self.end_headers()
@@ -158,6 +166,33 @@ def test_an_openai_compatible_endpoint_can_embed_with_the_key_from_the_environme
     assert data["results"][0]["id"] == "tea001"
     assert any("semantic recall skipped" in n for n in data["notices"])
     assert "sk-secret-123" not in out.stdout + out.stderr
+
+
+def test_an_interrupted_first_embedding_keeps_what_it_did_and_says_how_far_it_is(
+        cli, vault_dir, monkeypatch):
+    from memvault.index import vectors
+
+    monkeypatch.setattr(vectors, "EMBED_CHUNK", 20)
+    stand_in = EmbeddingsStandIn(serve=1)  # one chunk, then the endpoint breaks down
+    try:
+        with open(vault_dir / ".memvault" / "config.toml", "a", encoding="utf-8") as fh:
+            fh.write(f'\n[embeddings]\nkind = "endpoint"\nbase_url = "{stand_in.url}"\n'
+                     'model = "tiny"\n')
+        write_memory(vault_dir, [PET, TEA], filler=50)
+        data = json.loads(cli("search", "--memory", "--json", "tea never").stdout)
+        assert data["results"][0]["id"] == "tea001"
+        assert any("semantic recall skipped" in n for n in data["notices"])
+        assert vector_rows(vault_dir) == 20  # the first chunk was kept
+        stand_in.serve = None
+        monkeypatch.setattr(vectors, "PROGRESS_EVERY", 0.0)
+        out = cli("search", "--memory", "--json", "tea never")
+        assert vector_rows(vault_dir) == 52
+        assert stand_in.inputs[1:] == [20, 12, 1]  # only the 32 missing texts, then the query
+        assert "note: embedding memory records for recall by meaning (endpoint:tiny): " \
+               "20 of 32 (62%" in out.stderr
+        assert not any("skipped" in n for n in json.loads(out.stdout)["notices"])
+    finally:
+        stand_in.close()
 
 
 @pytest.mark.parametrize("table, message", [

@@ -18,7 +18,9 @@ records is too small to say what is common, and is not centred.
 
 from __future__ import annotations
 
+import sys
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from memvault.index.text import unsegment
@@ -29,6 +31,11 @@ if TYPE_CHECKING:
 
 SCALE = 127.0
 CENTRE_MIN = 50
+EMBED_CHUNK = 512
+"""Texts embedded and committed together when a memory's vectors are first computed."""
+PROGRESS_EVERY = 3.0
+"""Seconds between the progress lines of a long first embedding (the optional e5 model
+takes minutes over 10,000 facts; the built-in one a few seconds)."""
 _LOCK = threading.Lock()
 _MATRICES: dict[tuple[str, str, str, tuple[str, ...]], tuple[Any, list[str], Any, Any]] = {}
 
@@ -84,9 +91,11 @@ def _unit_rows(matrix: Any) -> Any:
 
 
 def _embed_missing(store: IndexStore, embedder: Embedder, digests: list[str]) -> dict[str, Any]:
-    """Embed the texts of these digests and store their vectors."""
-    import numpy as np
-
+    """Embed the texts of these digests and store their vectors, `EMBED_CHUNK` texts at a
+    time, each chunk committed: a first embedding that is interrupted (a slow model over
+    a large memory, a stopped command) keeps what it did, and the next call goes on from
+    there. When it takes longer than `PROGRESS_EVERY` seconds, a line on stderr says how
+    far it is, every `PROGRESS_EVERY` seconds."""
     conn = store.connection()
     texts: dict[str, str] = {}
     for start in range(0, len(digests), 500):
@@ -97,12 +106,30 @@ def _embed_missing(store: IndexStore, embedder: Embedder, digests: list[str]) ->
                 f"ON m.rowid = r.id WHERE r.text_hash IN ({marks})", chunk):
             texts.setdefault(digest, unsegment(text))
     order = sorted(texts)
-    if not order:
-        return {}
-    matrix = embedder.embed([texts[d] for d in order])
+    out: dict[str, Any] = {}
+    started = last_note = time.monotonic()
+    for start in range(0, len(order), EMBED_CHUNK):
+        chunk = order[start:start + EMBED_CHUNK]
+        out.update(_embed_and_store(store, embedder, chunk, [texts[d] for d in chunk]))
+        now = time.monotonic()
+        if now - last_note >= PROGRESS_EVERY and len(out) < len(order):
+            last_note = now
+            print(f"note: embedding memory records for recall by meaning "
+                  f"({embedder.model_id}): {len(out):,} of {len(order):,} "
+                  f"({100 * len(out) // len(order)}%, {now - started:.0f} s); once, then "
+                  "cached in the index", file=sys.stderr, flush=True)
+    return out
+
+
+def _embed_and_store(store: IndexStore, embedder: Embedder, digests: list[str],
+                     texts: list[str]) -> dict[str, Any]:
+    import numpy as np
+
+    matrix = embedder.embed(texts)
     quantised = np.clip(np.rint(np.asarray(matrix, dtype=np.float32) * SCALE), -127, 127) \
         .astype(np.int8)
-    out = {digest: quantised[n] for n, digest in enumerate(order)}
+    out = {digest: quantised[n] for n, digest in enumerate(digests)}
+    conn = store.connection()
     with store.writer():
         conn.execute("BEGIN IMMEDIATE")
         try:
