@@ -76,7 +76,8 @@ def test_a_command_loads_only_its_own_command_module(vault_dir, tmp_path) -> Non
     result, _ = probe(tmp_path, "--vault", str(vault_dir), "memory", "list", "--json")
     assert result["exit"] == 0
     own = {"memvault.cli.app", "memvault.cli.base", "memvault.cli.state", "memvault.cli.memory"}
-    assert set(result["cli"]) <= own | {"memvault.cli.errors"}, result["cli"]
+    assert set(result["cli"]) <= own | {"memvault.cli.errors", "memvault.cli.json_output"}, \
+        result["cli"]
     assert "memvault.cli.memory" in result["cli"]
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,6 +119,8 @@ def _at(text: str, key: str) -> str:
 
 def default_config_text(vault_format: int) -> str:
     """The config.toml written by `memvault init` for a vault of `vault_format`."""
+    import secrets
+
     return (
         "# memvault settings for this vault. Committed with the vault: never put secrets here\n"
         "# (tokens come from environment variables only). See docs/configuration.md.\n"

@@ -1,6 +1,7 @@
 """The vault layout: which file holds what, for the default principal or a scope.
 
-The bullet files come from the table of record kinds (`memvault.core.kinds`).
+The bullet files come from the table of record kinds (`memvault.core.kinds`; their file
+names from `core.kind_files`, so this module does not import the record types).
 
 Pure path arithmetic, no I/O. The default principal's home is the configured folder
 (`Pilot/`); another principal (`--scope NAME`) lives in `Pilot/scopes/<name>/`, so two
@@ -17,20 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from memvault.core.kinds import (
-    FACT,
-    LESSON,
-    PROPOSAL,
-    RecordKind,
-    all_kinds,
-    kind_named,
-    kind_of_file,
-)
-from memvault.core.paths import check_scope
+from memvault.core.kind_files import BULLET_FILES
+from memvault.core.paths import DEFAULT_SCOPE, SCOPES_FOLDER, check_scope, visible_to
 
-SCOPES_FOLDER = "scopes"
-DEFAULT_SCOPE = "default"
+if TYPE_CHECKING:
+    from memvault.core.kinds import RecordKind
+
+__all__ = ["DEFAULT_SCOPE", "FOLDERS", "SCOPES_FOLDER", "Layout"]
 FOLDERS = ("Journal", "Trades", "Reflections", "Tokens", "Venues")
 
 
@@ -80,11 +76,19 @@ class Layout:
 
     def path(self, kind: str | RecordKind) -> str:
         """The bullet file of a record kind (`"fact"` -> `Pilot/Memory.md`)."""
-        record_kind = kind_named(kind) if isinstance(kind, str) else kind
-        return self.file(record_kind.file_name)
+        if not isinstance(kind, str):
+            return self.file(kind.file_name)
+        name = BULLET_FILES.get(kind)
+        if name is None:  # a kind added to the table at run time (`kinds.registered`)
+            from memvault.core.kinds import kind_named
+
+            name = kind_named(kind).file_name
+        return self.file(name)
 
     def kind_at(self, path: str) -> RecordKind | None:
         """The record kind whose bullet file (of this principal) `path` is, or None."""
+        from memvault.core.kinds import kind_of_file
+
         folder, _, name = path.rpartition("/")
         return kind_of_file(name) if folder == self.home else None
 
@@ -94,15 +98,15 @@ class Layout:
 
     @property
     def memory(self) -> str:
-        return self.path(FACT)
+        return self.path("fact")
 
     @property
     def lessons(self) -> str:
-        return self.path(LESSON)
+        return self.path("lesson")
 
     @property
     def inbox(self) -> str:
-        return self.path(PROPOSAL)
+        return self.path("proposal")
 
     @property
     def profile(self) -> str:
@@ -135,30 +139,11 @@ class Layout:
     @property
     def memory_files(self) -> tuple[str, ...]:
         """The bullet file of every record kind (`memvault.core.kinds`), in table order."""
+        from memvault.core.kinds import all_kinds
+
         return tuple(self.file(k.file_name) for k in all_kinds())
 
     def can_see(self, path: str) -> bool:
-        """Whether this principal may be shown the vault file at `path`.
-
-        Everything under the memvault home belongs to one principal: `scopes/<name>/…`
-        to that scope, the rest to the default principal. Notes elsewhere in the vault
-        are the user's own and seen by every principal. Compared case-insensitively, as
-        a case-insensitive disk would open the same file.
-        """
-        owner = owner_of(path, self.home_root)
-        return owner is None or owner == self.scope_name
-
-
-def owner_of(path: str, home_root: str) -> str | None:
-    """The principal whose memory home holds `path`, or None for a note outside it."""
-    folded = path.casefold()
-    home = home_root.strip("/").casefold() + "/"
-    if not folded.startswith(home):
-        return None
-    rest = folded[len(home):]
-    scopes = SCOPES_FOLDER + "/"
-    if rest.startswith(scopes):
-        name, sep, _ = rest[len(scopes):].partition("/")
-        if name and sep:
-            return name  # `scopes/default/` is the default principal's, like the rest
-    return DEFAULT_SCOPE
+        """Whether this principal may be shown the vault file at `path` (everything in
+        another principal's part of the home is hidden; see `core.paths.visible_to`)."""
+        return visible_to(path, self.home_root, self.scope_name)

@@ -83,9 +83,9 @@ class FsBackend:
     def spelled(self, folder: str) -> str:
         """`folder` as it is spelled on disk: a folder named the same up to case and
         Unicode normalisation is reused (see `backends.fs_names`)."""
-        from memvault.backends.fs_names import existing_spelling
+        from memvault.backends.fs_names import spelled
 
-        return existing_spelling(self.root, clean_vault_path(folder))
+        return spelled(self.root, folder)
 
     # -- paths -------------------------------------------------------------------------
 

@@ -25,6 +25,14 @@ from pathlib import Path
 from memvault.core.paths import folder_key
 
 
+def spelled(root: Path, folder: str) -> str:
+    """The vault-relative `folder` as spelled on disk under `root` (`FsBackend.spelled`);
+    InvalidInput when it is not a clean vault-relative path."""
+    from memvault.core.paths import clean_vault_path
+
+    return existing_spelling(root, clean_vault_path(folder))
+
+
 def existing_spelling(root: Path, rel: str) -> str:
     """`rel` (a clean vault-relative folder path) with each folder that does not exist
     as spelled replaced by its twin on disk, if there is one."""

@@ -135,8 +135,9 @@ def search(ctx: click.Context, query: str, limit: int, path: str | None, tag: st
                                   progress=progress)
     notices = list(service.notices)
     if wants_json(ctx):
-        results = [h.to_dict() for h in (mem_hits if memory else hits)]
-        print_json({"query": query, "results": results, "notices": notices})
+        from memvault.cli.json_output import search_document
+
+        print_json(search_document(query, mem_hits if memory else hits, notices))
         return
     _show_notices(ctx, notices)
     out = console()

@@ -6,16 +6,19 @@ uses rich (imported only when needed) and goes to stdout, notices and warnings t
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
+from memvault.cli.json_output import print_json
 from memvault.errors import NeedsConfirmation
+
+__all__ = ["AppState", "confirm", "console", "err_console", "esc", "is_interactive",
+           "notice", "print_json", "printable", "state", "wants_json", "warn"]
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -97,27 +100,6 @@ def printable(text: str) -> str:
     if _SURROGATE.search(text):
         text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return visible(text)
-
-
-def print_json(data: Any) -> None:
-    """Stable JSON on stdout: indented on a terminal, one line otherwise (that form uses
-    the C encoder: 10,000 facts print in a twentieth of the time).
-    Undecodable bytes become \\udcNN escapes (valid JSON that round-trips to the same
-    bytes with Python's surrogateescape)."""
-    indent = 2 if sys.stdout.isatty() else None
-    text = json.dumps(data, ensure_ascii=False, indent=indent, default=str) + "\n"
-    try:
-        encoded = text.encode("utf-8")  # no undecodable bytes (the usual case): one pass
-    except UnicodeEncodeError:
-        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-        encoded = b""
-    out = getattr(sys.stdout, "buffer", None)
-    if encoded and out is not None and (sys.stdout.encoding or "").lower().replace(
-            "-", "") == "utf8":
-        sys.stdout.flush()
-        out.write(encoded)
-    else:
-        sys.stdout.write(text)
 
 
 def console() -> Console:

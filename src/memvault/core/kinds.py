@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from memvault.core.kind_files import BULLET_FILES
 from memvault.core.records import (
     FACT_CATEGORIES,
     INBOX_CATEGORIES,
@@ -93,15 +94,15 @@ class RecordKind:
         return self.header.encode()
 
 
-FACT = RecordKind("fact", "Memory.md", Fact, FACT_CATEGORIES, "other", MEMORY_HEADER,
+FACT = RecordKind("fact", BULLET_FILES["fact"], Fact, FACT_CATEGORIES, "other", MEMORY_HEADER,
                   index_kind="fact", context_section="facts", collection="memory",
                   description="Accepted facts and preferences.", proposable=True)
-LESSON = RecordKind("lesson", "Lessons.md", Lesson, LESSON_CATEGORIES, None, LESSONS_HEADER,
-                    index_kind="lesson", context_section="lessons",
+LESSON = RecordKind("lesson", BULLET_FILES["lesson"], Lesson, LESSON_CATEGORIES, None,
+                    LESSONS_HEADER, index_kind="lesson", context_section="lessons",
                     collection="lessons", description="Accepted workflow lessons.",
                     proposable=True)
-PROPOSAL = RecordKind("proposal", "Inbox.md", Proposal, INBOX_CATEGORIES, "other",
-                      INBOX_HEADER, index_kind="proposal", collection="inbox",
+PROPOSAL = RecordKind("proposal", BULLET_FILES["proposal"], Proposal, INBOX_CATEGORIES,
+                      "other", INBOX_HEADER, index_kind="proposal", collection="inbox",
                       description="Proposals waiting for the user's review.",
                       keeps_lost=False, inbox=True)
 

@@ -3,7 +3,8 @@
 Every path that reaches a backend goes through `clean_vault_path`: POSIX, normalised,
 relative, and refused when it could escape the vault (`..`, absolute, drive letters,
 NUL). File names built from user data go through `safe_name`, which refuses anything
-Obsidian or Windows cannot hold.
+Obsidian or Windows cannot hold. `owner_of` and `visible_to` decide which principal a
+vault path belongs to, and so who may be shown it.
 """
 
 from __future__ import annotations
@@ -83,3 +84,35 @@ def check_scope(scope: str) -> str:
     if scope.split(".")[0].casefold() in _WINDOWS_RESERVED:
         raise InvalidInput(f"scope {scope!r} is a reserved name on Windows")
     return scope.lower()
+
+
+SCOPES_FOLDER = "scopes"
+"""Inside the memvault home, the folder holding one folder per other principal."""
+DEFAULT_SCOPE = "default"
+
+
+def owner_of(path: str, home_root: str) -> str | None:
+    """The principal whose memory home holds `path`, or None for a note outside it."""
+    folded = path.casefold()
+    home = home_root.strip("/").casefold() + "/"
+    if not folded.startswith(home):
+        return None
+    rest = folded[len(home):]
+    scopes = SCOPES_FOLDER + "/"
+    if rest.startswith(scopes):
+        name, sep, _ = rest[len(scopes):].partition("/")
+        if name and sep:
+            return name  # `scopes/default/` is the default principal's, like the rest
+    return DEFAULT_SCOPE
+
+
+def visible_to(path: str, home_root: str, scope_name: str) -> bool:
+    """Whether principal `scope_name` may be shown the vault file at `path`.
+
+    Everything under the memvault home `home_root` belongs to one principal:
+    `scopes/<name>/…` to that scope, the rest to the default principal. Notes elsewhere
+    in the vault are the user's own and seen by every principal. Compared
+    case-insensitively, as a case-insensitive disk would open the same file.
+    """
+    owner = owner_of(path, home_root)
+    return owner is None or owner == scope_name

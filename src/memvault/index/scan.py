@@ -1,10 +1,7 @@
 """Finding the vault's notes on disk and reading one for the index.
 
-`scan_vault` lists every Markdown file (`.md`) with its size and modification time,
-skipping hidden folders and files (`.obsidian/`, `.memvault/`, `.git/`, `.trash/`),
-symlinks that lead outside the vault, and the templates folders Obsidian's Templates or
-Templater plugin names (`template_folders`: skeletons with `{{date}}` placeholders are
-not notes about anything; a templates folder holding memvault's home is not skipped).
+`scan_vault` lists every indexable Markdown file with its size and modification time
+(which files: `walk.walk_notes`) and marks the memory files among them.
 `read_indexable` reads one file: a note, a memory file (the bullet file of a record kind
 of a principal, `memvault.core.kinds`, read per record with the shared bullet grammar),
 or the reason it cannot be indexed (binary, not UTF-8, unreadable).
@@ -13,20 +10,18 @@ Nothing here writes a file.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
-from memvault.core.kinds import file_names, kind_named, kind_of_file
+from memvault.core.paths import SCOPES_FOLDER
+from memvault.index.walk import Entry, template_folders, walk_notes
 
 if TYPE_CHECKING:
     from memvault.core.notes import Note
 
-
-SCOPES_FOLDER = "scopes"
 
 
 @dataclass(slots=True)
@@ -58,6 +53,8 @@ Indexable = Union["Note", "MemoryFileInfo", str]  # a str: why it cannot be inde
 
 def memory_role(rel: str, home_root: str) -> tuple[str | None, str | None]:
     """(principal, record kind) when `rel` is a memory file of a principal, else Nones."""
+    from memvault.core.kinds import kind_of_file
+
     folder, _, name = rel.rpartition("/")
     record_kind = kind_of_file(name)
     if record_kind is None:
@@ -71,72 +68,25 @@ def memory_role(rel: str, home_root: str) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _settings_file(root: Path, rel: str) -> bytes | None:
-    """A small settings file in `.obsidian/`, or None (missing, not a file, a symlink)."""
-    path = root / rel
-    try:
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > 1 << 20:
-            return None
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-def template_folders(root: Path, home_root: str) -> tuple[str, ...]:
-    """The templates folders Obsidian's settings name, except one holding the home."""
-    from memvault.core.obsidian_settings import TEMPLATER, TEMPLATES, in_folders
-    from memvault.core.obsidian_settings import template_folders as named
-
-    if not os.path.isdir(root / ".obsidian"):
-        return ()
-    folders = named(_settings_file(root, TEMPLATES), _settings_file(root, TEMPLATER))
-    return tuple(f for f in folders if not in_folders(f"{home_root}/x", (f,)))
-
-
 def scan_vault(root: Path, home_root: str) -> dict[str, ScannedFile]:
     """Every indexable file under `root`, by vault-relative path."""
-    from memvault.core.paths import folder_key
+    return scanned_files(walk_notes(root, home_root), home_root)
 
-    out: dict[str, ScannedFile] = {}
-    real_root = os.path.realpath(root)
+
+def scanned_files(entries: list[Entry], home_root: str) -> dict[str, ScannedFile]:
+    """The files of a listing (`walk_notes`) by path, memory files marked with their
+    principal and record kind."""
+    from memvault.core.kinds import file_names
+
     bullet_files = frozenset(file_names())
     scanned = ScannedFile  # names looked up once: this loop runs once per file
-    skipped = {"/".join(map(folder_key, f.split("/"))) + "/"
-               for f in template_folders(root, home_root)}
-    stack = [(str(root), "")]
-    while stack:
-        folder, rel_folder = stack.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            if name[0] == ".":
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    sub = f"{rel_folder}{name}/"
-                    if not skipped or "/".join(map(folder_key, sub.split("/"))) not in skipped:
-                        stack.append((entry.path, sub))
-                    continue
-                if name[-3:].lower() != ".md":
-                    continue
-                if entry.is_symlink():
-                    target = os.path.realpath(entry.path)
-                    if not target.startswith(real_root + os.sep) or not os.path.isfile(target):
-                        continue
-                st = entry.stat()
-            except OSError:
-                continue
-            rel = f"{rel_folder}{name}"
-            if name in bullet_files:
-                scope, kind = memory_role(rel, home_root)
-                out[rel] = scanned(rel, st.st_size, st.st_mtime_ns, scope, kind)
-            else:
-                out[rel] = scanned(rel, st.st_size, st.st_mtime_ns)
+    out: dict[str, ScannedFile] = {}
+    for rel, size, mtime_ns in entries:
+        if rel[rel.rfind("/") + 1:] in bullet_files:
+            scope, kind = memory_role(rel, home_root)
+            out[rel] = scanned(rel, size, mtime_ns, scope, kind)
+        else:
+            out[rel] = scanned(rel, size, mtime_ns)
     return out
 
 
@@ -183,6 +133,8 @@ def read_file(root: Path, entry: ScannedFile) -> bytes | str:
 
 def content_hash(data: bytes) -> str:
     """A short digest of a file's bytes: equal digests mean there is nothing to re-read."""
+    import hashlib
+
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
@@ -212,6 +164,7 @@ def read_indexable(root: Path, entry: ScannedFile) -> Indexable:
 
 def _memory_records(data: bytes, kind_name: str) -> MemoryFileInfo:
     from memvault.core.bullets import parse_bullets
+    from memvault.core.kinds import kind_named
     from memvault.core.records import record_from_item
 
     kind = kind_named(kind_name)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.index import schema
+from memvault.index.fresh import connect, truncated
 from memvault.index.scan import (
     MemoryFileInfo,
     ScannedFile,
@@ -36,8 +37,9 @@ from memvault.index.scan import (
     parse_indexable,
     read_file,
     scan_paths,
-    scan_vault,
+    scanned_files,
 )
+from memvault.index.walk import files_signature, walk_notes
 from memvault.state_folder import ensure_state_folder
 from memvault.state_paths import INDEX
 
@@ -111,12 +113,9 @@ class IndexStore:
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None,
-                                   check_same_thread=False)
+            conn = connect(self.path)
         except sqlite3.OperationalError as exc:
             raise IndexUnavailable(f"cannot open the index: {exc}") from None
-        conn.create_function(schema.INFLATE, 1, schema.inflate, deterministic=True)
-        conn.execute("PRAGMA busy_timeout = 30000")
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -154,12 +153,8 @@ class IndexStore:
             if existed:
                 self.notices.append("the search index was empty or damaged: rebuilt it")
             return None
-        wal = Path(f"{self.path}-wal")
-        if not wal.exists() or wal.stat().st_size == 0:
-            pages = conn.execute("PRAGMA page_count").fetchone()[0]
-            size = conn.execute("PRAGMA page_size").fetchone()[0]
-            if self.path.stat().st_size < pages * size:
-                return "the file is truncated"
+        if truncated(conn, self.path):
+            return "the file is truncated"
         if version >= 1:
             row = conn.execute("SELECT value FROM meta WHERE key = 'build_state'").fetchone()
             if row is not None and row[0] != "complete" and not self._writer_alive():
@@ -252,9 +247,10 @@ class IndexStore:
         started = time.perf_counter()
         result = RefreshResult()
         conn = self.connection()
-        scanned = scan_vault(self.root, self.home_root)
+        listing = walk_notes(self.root, self.home_root)
+        signature = files_signature(listing)
+        scanned = scanned_files(listing, self.home_root)
         result.scanned = len(scanned)
-        signature = files_signature(scanned)
         meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN "
                                  "('build_state', 'files_signature')").fetchall())
         if not full and meta.get("build_state") == "complete" and (
@@ -422,25 +418,6 @@ def _set_state(conn: sqlite3.Connection, value: str) -> None:
 def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) "
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
-
-
-def files_signature(scanned: dict[str, ScannedFile]) -> str:
-    """One value that changes whenever a file is added, removed, renamed, resized or
-    touched: the count, the sums of sizes and modification times, and the sum of a
-    checksum of each file's path seeded with its size and time, so two files trading
-    contents (by renames, each keeping its size and time) change it too. A refresh whose
-    scan has the signature stored with the files table compares that one value instead
-    of 10,000 rows; any change to the table deletes it first."""
-    import zlib
-
-    crc = zlib.crc32
-    size = mtime = entries = 0
-    for path, entry in scanned.items():
-        size += entry.size
-        mtime += entry.mtime_ns
-        seed = (entry.size * 0x9E3779B1 + entry.mtime_ns) & 0xFFFFFFFF
-        entries += crc(path.encode("utf-8", "surrogateescape"), seed)
-    return f"{len(scanned)}:{size}:{mtime}:{entries}"
 
 
 def _differs(scanned: dict[str, ScannedFile], known: dict[str, Known]) -> bool:

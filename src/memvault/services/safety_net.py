@@ -127,7 +127,9 @@ class SafetyNet:
 
     @staticmethod
     def seen_path(path: str) -> str:
-        return f"{SAFETY}/" + path.replace("%", "%25").replace("/", "%2F")
+        from memvault.services.inbox_state import seen_path
+
+        return seen_path(path)
 
     # -- the fingerprint and last-known copy ---------------------------------------------
 
@@ -140,13 +142,10 @@ class SafetyNet:
             return None
         if blob is None:
             return None
-        head, _, rest = blob.data.partition(b"\n")
-        try:
-            meta = json.loads(head)
-            return Seen(str(meta["sha1"]), int(meta["size"]), frozenset(meta["ids"]),
-                        rest if meta.get("copy") else None)
-        except (ValueError, KeyError, TypeError):
-            return None
+        from memvault.services.inbox_state import parse_seen
+
+        parsed = parse_seen(blob.data)
+        return None if parsed is None else Seen(*parsed)
 
     def store(self, path: str, data: bytes, doc: BulletDocument,
               ids: frozenset[str] | None = None) -> None:

@@ -155,10 +155,7 @@ class SearchService:
         nothing changed since its last refresh: `refresh=False`)."""
         from memvault.index.query import search_notes
 
-        _check_limit(limit)
-        if not query.strip() and not (path_glob or tag):
-            raise UsageError("give something to search for (or --tag / --path)")
-
+        check_note_search(query, limit, path_glob, tag)
         if refresh:
             self._bring_copy()
 
@@ -263,6 +260,13 @@ def _looks_like_ids(query: str, hits: list[MemoryHit]) -> bool:
     """The query is record ids (a lookup, not a question): meaning has nothing to add."""
     words = query.split()
     return bool(words) and all(any(h.id == w for h in hits) for w in words)
+
+
+def check_note_search(query: str, limit: int, path_glob: str | None, tag: str | None) -> None:
+    """Refuse a note search that asks for nothing, or for too few or too many results."""
+    _check_limit(limit)
+    if not query.strip() and not (path_glob or tag):
+        raise UsageError("give something to search for (or --tag / --path)")
 
 
 def _check_limit(limit: int) -> None:

@@ -309,31 +309,19 @@ class Vault:
 
     def _inbox_as_written(self) -> bool:
         """True when the user cannot have decided anything in Inbox.md since memvault
-        last applied it: no ticked box, and either the file holds exactly the bytes
-        memvault last wrote there (the safety net's fingerprint) or the journal has never
-        held a proposal (so no line can stand for a pending one). Costs a few small reads
-        and spares every command the inbox parse and the journal scan."""
-        import hashlib
-        import re
+        last applied it (`services.inbox_state`): a few small reads that spare every
+        command the inbox parse and the journal scan. Only a local vault has the safety
+        net this relies on."""
+        from memvault.services.inbox_state import inbox_as_written
 
-        from memvault.services.safety_net import SafetyNet
-        from memvault.state_paths import EVENTS
+        if self.backend.capabilities.local_root is None:
+            return False
 
-        net = SafetyNet(self.backend)
-        if not net.enabled:
-            return False
-        try:
-            blob = self.backend.read(self.layout.inbox)
-            if blob is not None and re.search(rb"(?m)^[ \t]*[-*+][ \t]+\[[xX]\]", blob.data):
-                return False  # a ticked box (or what may be one): the full step decides
-            seen = net.seen(self.layout.inbox)
-            if seen is not None:
-                return blob is not None and len(blob.data) == seen.size and \
-                    hashlib.sha1(blob.data, usedforsecurity=False).hexdigest() == seen.sha1
-            journal = self.backend.read(EVENTS)
-        except Exception:  # noqa: BLE001 - the full step reports read problems
-            return False
-        return journal is None or b'"proposal.' not in journal.data
+        def read(path: str) -> bytes | None:
+            blob = self.backend.read(path)
+            return None if blob is None else blob.data
+
+        return inbox_as_written(read, self.layout.inbox)
 
     # -- helpers shared by services ----------------------------------------------------
 
