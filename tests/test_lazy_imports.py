@@ -25,9 +25,12 @@ EMBEDDING = {"numpy", "tokenizers", "safetensors", "wordllama"}
 
 _PROBE = """
 import json, sys
-out_path, argv = sys.argv[1], sys.argv[2:]
+out_path, entry, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
 sys.argv = ["memvault", *argv]
-from memvault.cli.app import main
+if entry == "console-script":
+    from memvault.cli.entry import main
+else:
+    from memvault.cli.app import main
 code = 0
 try:
     main()
@@ -35,17 +38,20 @@ except SystemExit as exc:
     code = exc.code or 0
 heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(HEAVY)))
 cli = sorted(m for m in sys.modules if m.startswith("memvault.cli."))
+memvault = sorted(m for m in sys.modules if m.startswith("memvault."))
+everything = sorted({m.split(".")[0] for m in sys.modules})
 with open(out_path, "w") as fh:
-    json.dump({"exit": code, "heavy": heavy, "cli": cli}, fh)
+    json.dump({"exit": code, "heavy": heavy, "cli": cli, "memvault": memvault,
+               "top": everything}, fh)
 """
 
 
-def probe(tmp_path: Path, *argv: str) -> tuple[dict, str]:
+def probe(tmp_path: Path, *argv: str, entry: str = "click") -> tuple[dict, str]:
     out = tmp_path / "probe.json"
     code = _PROBE.replace("json.loads(HEAVY)", repr(json.dumps(list(HEAVY))).join(
         ["json.loads(", ")"]))
-    done = subprocess.run([sys.executable, "-c", code, str(out), *argv], capture_output=True,
-                          text=True, timeout=60, env=dict(os.environ))
+    done = subprocess.run([sys.executable, "-c", code, str(out), entry, *argv],
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ))
     assert out.exists(), done.stderr
     return json.loads(out.read_text()), done.stdout
 
@@ -101,3 +107,30 @@ def test_cold_commands_that_do_not_rank_by_meaning_never_import_the_embedding_st
     result, _ = probe(tmp_path, "--vault", str(vault_dir), *argv)
     assert result["exit"] == (1 if "nosuchid" in argv else 0)
     assert not set(result["heavy"]) & EMBEDDING, result["heavy"]
+
+
+def test_a_plain_json_search_skips_click_and_most_of_memvault(vault_dir, tmp_path) -> None:
+    """The console script answers `search --json` on an up-to-date index through the
+    quick path (`cli/quick.py`): no CLI library, no record types, no note parser, no
+    embedding stack, and none of the services a search does not use."""
+    for name in ("Harbor", "Port", "Quay"):  # enough hits: no typo or fuzzy fallback
+        (vault_dir / f"{name}.md").write_text(f"# {name}\n\nthe harbor at dawn\n",
+                                              encoding="utf-8")
+    first, _ = probe(tmp_path, "--vault", str(vault_dir), "search", "--json", "harbor",
+                     entry="console-script")  # builds the index (the ordinary path)
+    assert first["exit"] == 0 and "click" in first["top"]
+    result, stdout = probe(tmp_path, "--vault", str(vault_dir), "search", "--json", "harbor",
+                           entry="console-script")
+    assert result["exit"] == 0
+    assert sorted(r["path"] for r in json.loads(stdout)["results"]) == [
+        "Harbor.md", "Port.md", "Quay.md"]
+    assert not {"click", "rich", "typer"} & set(result["top"]), result["top"]
+    assert result["heavy"] == [], result["heavy"]
+    assert result["cli"] == ["memvault.cli.entry", "memvault.cli.json_output",
+                             "memvault.cli.quick"], result["cli"]
+    never = {"memvault.core.records", "memvault.core.kinds", "memvault.core.bullets",
+             "memvault.core.notes", "memvault.index.store", "memvault.index.scan",
+             "memvault.services.vault", "memvault.services.memory",
+             "memvault.services.proposals", "memvault.services.safety_net",
+             "memvault.backends.fs", "memvault.embeddings"}
+    assert not never & set(result["memvault"]), sorted(never & set(result["memvault"]))

@@ -1,5 +1,5 @@
 """`python -m memvault` runs the CLI."""
 
-from memvault.cli.app import main
+from memvault.cli.entry import main
 
 main()
