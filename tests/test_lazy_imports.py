@@ -125,6 +125,8 @@ def test_a_plain_json_search_skips_click_and_most_of_memvault(vault_dir, tmp_pat
     assert sorted(r["path"] for r in json.loads(stdout)["results"]) == [
         "Harbor.md", "Port.md", "Quay.md"]
     assert not {"click", "rich", "typer"} & set(result["top"]), result["top"]
+    # nor the standard library's slow starters: no dataclass, Path or thread on this path
+    assert not {"dataclasses", "inspect", "pathlib", "threading"} & set(result["top"])
     assert result["heavy"] == [], result["heavy"]
     assert result["cli"] == ["memvault.cli.entry", "memvault.cli.json_output",
                              "memvault.cli.quick"], result["cli"]

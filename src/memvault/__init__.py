@@ -14,13 +14,14 @@ The CLI (`memvault ...`) and the MCP server call exactly this API.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.2.0"
 
 __all__ = ["Vault", "__version__"]
 
+TYPE_CHECKING = False  # `typing` itself is not imported: every command starts here
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from memvault.services.vault import Vault
 
 

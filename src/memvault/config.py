@@ -14,29 +14,45 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
+from memvault.core.values import Value
 from memvault.errors import InvalidInput
 from memvault.state_paths import CONFIG, STATE_DIR
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
 CAPTURE_MODES = ("ask", "silent", "manual")
+DEFAULT_BACKEND = "fs"
+"""The local folder: always available (`backends.registry` registers it first)."""
+VAULT_FORMAT = 3
+"""The format of the files this memvault writes (`vault_format` in config.toml); the
+steps from older formats are `services.migrations.MIGRATIONS`, whose last is this one."""
 
 
-@dataclass(slots=True)
-class Config:
+class Config(Value):
     """Vault settings. Unknown keys are kept (for newer versions) and reported by doctor."""
 
-    home: str = "Pilot"
-    backend: str = "fs"
-    capture: str = "ask"
-    learning: bool = True
-    retrieval: bool = True
-    tombstone_salt: str = ""
-    vault_format: int = 1  # no key: a vault made before formats were numbered (0.1.0)
-    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
-    unknown_keys: list[str] = field(default_factory=list)
+    __slots__ = ("home", "backend", "capture", "learning", "retrieval", "tombstone_salt",
+                 "vault_format", "sections", "unknown_keys")
+
+    def __init__(self, home: str = "Pilot", backend: str = DEFAULT_BACKEND,
+                 capture: str = "ask", learning: bool = True, retrieval: bool = True,
+                 tombstone_salt: str = "", vault_format: int = 1,
+                 sections: dict[str, dict[str, Any]] | None = None,
+                 unknown_keys: list[str] | None = None) -> None:
+        self.home = home
+        self.backend = backend
+        self.capture = capture
+        self.learning = learning
+        self.retrieval = retrieval
+        self.tombstone_salt = tombstone_salt
+        self.vault_format = vault_format
+        """No key: a vault made before formats were numbered (0.1.0)."""
+        self.sections: dict[str, dict[str, Any]] = {} if sections is None else sections
+        self.unknown_keys: list[str] = [] if unknown_keys is None else unknown_keys
 
     def section(self, name: str) -> dict[str, Any]:
         return self.sections.get(name, {})
@@ -74,12 +90,12 @@ def parse_config(data: bytes | None) -> Config:
     if cfg.vault_format < 1:
         raise InvalidInput(f"vault_format must be 1 or more, not {cfg.vault_format}"
                            f"{_at(text, 'vault_format')}", path=CONFIG)
-    from memvault.backends.registry import names as backend_names
+    if cfg.backend != DEFAULT_BACKEND:  # the default is always there
+        from memvault.backends.registry import names as backend_names
 
-    if cfg.backend not in backend_names():
-        raise InvalidInput(f"backend must be one of {', '.join(backend_names())}, not "
-                           f"{cfg.backend!r}"
-                           f"{_at(text, 'backend')}", path=CONFIG)
+        if cfg.backend not in backend_names():
+            raise InvalidInput(f"backend must be one of {', '.join(backend_names())}, not "
+                               f"{cfg.backend!r}{_at(text, 'backend')}", path=CONFIG)
     if cfg.capture not in CAPTURE_MODES:
         raise InvalidInput(f"capture must be one of {', '.join(CAPTURE_MODES)}, not "
                            f"{cfg.capture!r}{_at(text, 'capture')}", path=CONFIG)
@@ -198,20 +214,52 @@ def _insert_setting(text: str, line: str) -> str:
 
 
 def default_vault_path() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "memvault" / "vault"
+    from pathlib import Path
+
+    return Path(_default_vault())
+
+
+def _default_vault() -> str:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                            "share")
+    return os.path.join(base, "memvault", "vault")
 
 
 def locate_vault(explicit: str | os.PathLike[str] | None = None,
                  start: Path | None = None) -> tuple[Path, str]:
     """Find the vault folder. Returns (path, how it was found)."""
+    from pathlib import Path
+
+    found, how = find_vault(explicit, start)
+    return Path(found), how
+
+
+def find_vault(explicit: str | os.PathLike[str] | None = None,
+               start: str | os.PathLike[str] | None = None) -> tuple[str, str]:
+    """`locate_vault` as a plain absolute path (without importing pathlib): `--vault`,
+    `MEMVAULT_VAULT`, the nearest parent folder holding the state folder, or the
+    per-user default vault."""
     if explicit:
-        return Path(explicit).expanduser().absolute(), "--vault"
+        return _absolute(os.path.expanduser(os.fspath(explicit))), "--vault"
     env = os.environ.get("MEMVAULT_VAULT")
     if env:
-        return Path(env).expanduser().absolute(), "MEMVAULT_VAULT"
-    here = (start or Path.cwd()).absolute()
-    for folder in (here, *here.parents):
-        if (folder / STATE_DIR).is_dir():
-            return folder, f"nearest {STATE_DIR}/"
-    return default_vault_path(), "default per-user vault"
+        return _absolute(os.path.expanduser(env)), "MEMVAULT_VAULT"
+    here = _absolute(os.fspath(start) if start is not None else os.getcwd())
+    while True:
+        if os.path.isdir(os.path.join(here, STATE_DIR)):
+            return here, f"nearest {STATE_DIR}/"
+        parent = os.path.dirname(here)
+        if parent == here:
+            return _default_vault(), "default per-user vault"
+        here = parent
+
+
+def _absolute(path: str) -> str:
+    """`path` made absolute against the working folder, as `Path.absolute` does: `.`
+    parts and repeated or trailing slashes dropped, `..` kept (it may cross a symlink)."""
+    if not os.path.isabs(path):
+        path = os.path.join(os.getcwd(), path)
+    parts = [p for p in path.split(os.sep) if p not in ("", ".")]
+    head = os.sep * 2 if path.startswith(os.sep * 2) and not path.startswith(os.sep * 3) \
+        else os.sep
+    return head + os.sep.join(parts)

@@ -16,28 +16,32 @@ person's `pilot/`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from memvault.core.kind_files import BULLET_FILES
 from memvault.core.paths import DEFAULT_SCOPE, SCOPES_FOLDER, check_scope, visible_to
+from memvault.core.values import FrozenValue
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from memvault.core.kinds import RecordKind
 
 __all__ = ["DEFAULT_SCOPE", "FOLDERS", "SCOPES_FOLDER", "Layout"]
 FOLDERS = ("Journal", "Trades", "Reflections", "Tokens", "Venues")
 
 
-@dataclass(frozen=True, slots=True)
-class Layout:
+class Layout(FrozenValue):
     """Vault-relative paths of one principal's memory home."""
 
+    __slots__ = ("home_root", "scope", "on_disk")
     home_root: str
-    scope: str | None = None
-    on_disk: tuple[tuple[str, str], ...] = ()
+    scope: str | None
+    on_disk: tuple[tuple[str, str], ...]
     """(memvault's folder path, the spelling found on disk) where they differ."""
+
+    def __init__(self, home_root: str, scope: str | None = None,
+                 on_disk: tuple[tuple[str, str], ...] = ()) -> None:
+        self._init(home_root=home_root, scope=scope, on_disk=on_disk)
 
     @classmethod
     def for_scope(cls, home_root: str, scope: str | None,

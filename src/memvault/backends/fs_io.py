@@ -15,9 +15,12 @@ import glob
 import os
 import stat
 import sys
-from pathlib import Path
 
 from memvault.errors import InvalidInput, ReadOnly, VaultError
+
+TYPE_CHECKING = False  # on the cold path of `memvault search --json`: no pathlib
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _BINARY = getattr(os, "O_BINARY", 0)

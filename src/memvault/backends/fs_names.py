@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from pathlib import Path
 
 from memvault.core.paths import folder_key
 
+TYPE_CHECKING = False  # on the cold path of `memvault search --json`: no pathlib
+if TYPE_CHECKING:
+    StrPath = str | os.PathLike[str]
 
-def spelled(root: Path, folder: str) -> str:
+
+def spelled(root: StrPath, folder: str) -> str:
     """The vault-relative `folder` as spelled on disk under `root` (`FsBackend.spelled`);
     InvalidInput when it is not a clean vault-relative path."""
     from memvault.core.paths import clean_vault_path
@@ -33,24 +36,24 @@ def spelled(root: Path, folder: str) -> str:
     return existing_spelling(root, clean_vault_path(folder))
 
 
-def existing_spelling(root: Path, rel: str) -> str:
+def existing_spelling(root: StrPath, rel: str) -> str:
     """`rel` (a clean vault-relative folder path) with each folder that does not exist
     as spelled replaced by its twin on disk, if there is one."""
     parts = rel.split("/")
-    base = root
+    base = os.fspath(root)
     for i, part in enumerate(parts):
-        if os.path.lexists(base / part):
-            base = base / part
+        if os.path.lexists(os.path.join(base, part)):
+            base = os.path.join(base, part)
             continue
         twin = _twin(base, part)
         if twin is None:
             break  # nothing further down can exist
         parts[i] = twin
-        base = base / twin
+        base = os.path.join(base, twin)
     return "/".join(parts)
 
 
-def _twin(folder: Path, name: str) -> str | None:
+def _twin(folder: StrPath, name: str) -> str | None:
     key = folder_key(name)
     try:
         with os.scandir(folder) as listing:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memvault.config import DEFAULT_BACKEND
 from memvault.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from memvault.config import Config
 
 Factory = Callable[[Path, "Config"], "Backend"]
-DEFAULT = "fs"
+DEFAULT = DEFAULT_BACKEND
 
 
 @dataclass(frozen=True, slots=True)

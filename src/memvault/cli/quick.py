@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # nothing this path does not use is imported, not even `typing`
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -127,30 +127,27 @@ def _plain_reader(root: str) -> Callable[[str], bytes | None]:
 
 def _search(options: dict[str, str | bool]) -> list[Hit] | None:
     """The hits, or None when the ordinary command must run (see the module doc)."""
-    from memvault.config import locate_vault, parse_config
+    from memvault.config import DEFAULT_BACKEND, VAULT_FORMAT, find_vault, parse_config
     from memvault.errors import VaultError
     from memvault.state_paths import CONFIG, PENDING_FORGETS
 
     if os.environ.get("MEMVAULT_BACKEND") not in (None, "", "fs"):
-        return None
+        return None  # another store (the default, `fs`, is checked against config below)
     vault = options.get("vault") or os.environ.get("MEMVAULT_VAULT") or None
     scope = options.get("scope") or os.environ.get("MEMVAULT_SCOPE") or None
-    root_path, _how = locate_vault(str(vault) if vault else None)
-    root = str(root_path)
+    root, _how = find_vault(str(vault) if vault else None)
     if not os.path.isdir(root) or os.path.lexists(os.path.join(root, PENDING_FORGETS)):
         return None
     read = _plain_reader(root)
     try:
         config = parse_config(read(CONFIG))
-        from memvault.services.migrations import CURRENT_FORMAT
-
-        if config.backend != "fs" or config.vault_format != CURRENT_FORMAT:
+        if config.backend != DEFAULT_BACKEND or config.vault_format != VAULT_FORMAT:
             return None
         from memvault.backends.fs_names import spelled
         from memvault.layout import Layout
 
         layout = Layout.for_scope(config.home, str(scope) if scope else None,
-                                  spell=lambda folder: spelled(root_path, folder))
+                                  spell=lambda folder: spelled(root, folder))
         from memvault.services.search import check_note_search
 
         query, path, tag = str(options["query"]), options.get("path"), options.get("tag")

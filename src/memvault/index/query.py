@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
+from memvault.core.values import Value
 from memvault.index.text import segment, unsegment
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 WEIGHTS = (10.0, 8.0, 5.0, 2.0, 1.0)
 FUZZY_CUTOFF = 75.0
@@ -31,15 +34,20 @@ _TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
 _WORDISH = re.compile(r"\w")
 
 
-@dataclass(slots=True)
-class Hit:
-    path: str
-    title: str
-    snippet: str  # highlights between HL_OPEN and HL_CLOSE
-    score: float
-    match: str  # "full text", "any word", "fuzzy title", "fuzzy alias", "fuzzy tag"
-    tags: list[str]
-    aliases: list[str]
+class Hit(Value):
+    """A note found by a search (a `Value`: no dataclass on the cold search path)."""
+
+    __slots__ = ("path", "title", "snippet", "score", "match", "tags", "aliases")
+
+    def __init__(self, path: str, title: str, snippet: str, score: float, match: str,
+                 tags: list[str], aliases: list[str]) -> None:
+        self.path = path
+        self.title = title
+        self.snippet = snippet  # highlights between HL_OPEN and HL_CLOSE
+        self.score = score
+        self.match = match  # "full text", "any word", "fuzzy title", "fuzzy alias", ...
+        self.tags = tags
+        self.aliases = aliases
 
     def to_dict(self, marker: str = "**") -> dict[str, Any]:
         return {"path": self.path, "title": self.title, "score": float(f"{self.score:.4g}"),
@@ -48,18 +56,25 @@ class Hit:
                 "tags": self.tags, "aliases": self.aliases}
 
 
-@dataclass(slots=True)
-class MemoryHit:
-    id: str
-    kind: str
-    category: str | None
-    status: str | None
-    text: str
-    path: str
-    line: int | None
-    snippet: str
-    score: float
-    match: str = "words"  # words (the query's words or id) | meaning (semantic only)
+class MemoryHit(Value):
+    """A fact, lesson or proposal found by a search."""
+
+    __slots__ = ("id", "kind", "category", "status", "text", "path", "line", "snippet",
+                 "score", "match")
+
+    def __init__(self, id: str, kind: str, category: str | None, status: str | None,
+                 text: str, path: str, line: int | None, snippet: str, score: float,
+                 match: str = "words") -> None:
+        self.id = id
+        self.kind = kind
+        self.category = category
+        self.status = status
+        self.text = text
+        self.path = path
+        self.line = line
+        self.snippet = snippet
+        self.score = score
+        self.match = match  # words (the query's words or id) | meaning (semantic only)
 
     def to_dict(self, marker: str = "**") -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "category": self.category,
@@ -111,8 +126,9 @@ def fts_expression(required: list[str], excluded: list[str], *, any_word: bool =
     return expr
 
 
-Visible = Callable[[str], bool]
-"""Whether the asking principal may see a note (by vault path); see `Layout.can_see`."""
+if TYPE_CHECKING:
+    Visible = Callable[[str], bool]
+    """Whether the asking principal may see a note (by vault path); see `Layout.can_see`."""
 _VISIBLE_FN = "memvault_visible"
 
 

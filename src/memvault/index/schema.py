@@ -8,7 +8,10 @@ this one knows) is rebuilt, since the index is only a cache.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 INFLATE = "memvault_inflate"

@@ -15,12 +15,15 @@ is read (`parse_seen`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from memvault.state_paths import EVENTS, SAFETY
 
-Read = Callable[[str], "bytes | None"]
-"""Reads a vault-relative file: its bytes, None when missing; raises when unreadable."""
+TYPE_CHECKING = False  # on the cold path of `memvault search --json`
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Read = Callable[[str], bytes | None]
+    """Reads a vault-relative file: its bytes, None when missing; raises when unreadable."""
 
 _TICKED = re.compile(rb"(?m)^[ \t]*[-*+][ \t]+\[[xX]\]")
 

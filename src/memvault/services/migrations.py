@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from memvault.backends.base import MISSING, Backend, Change
-from memvault.config import parse_config, set_config_value
+from memvault.config import VAULT_FORMAT, parse_config, set_config_value
 from memvault.errors import Conflict, InvalidInput
 from memvault.state_folder import GITIGNORE_TEXT
 from memvault.state_paths import CACHE_PATTERNS, CONFIG, EVENTS, GITIGNORE
@@ -91,7 +91,9 @@ MIGRATIONS: tuple[Migration, ...] = (
               _union_merge_attributes),
 )
 
-CURRENT_FORMAT = MIGRATIONS[-1].version if MIGRATIONS else 1
+CURRENT_FORMAT = VAULT_FORMAT
+if (MIGRATIONS[-1].version if MIGRATIONS else 1) != CURRENT_FORMAT:
+    raise RuntimeError("config.VAULT_FORMAT must be the version of the last migration")
 
 
 def event_id(migration: Migration) -> str:

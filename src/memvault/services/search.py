@@ -13,22 +13,24 @@ This service never writes a note; the only files it writes are the index (and th
 from __future__ import annotations
 
 import sqlite3
-import threading
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from memvault.errors import InvalidInput, UsageError, VaultError
 from memvault.state_paths import INDEX
 
+TYPE_CHECKING = False  # this module is on the cold path of `memvault search --json`
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
+
     from memvault.index.query import Hit, MemoryHit
     from memvault.index.store import IndexStore, RefreshResult
     from memvault.services.doctor import Finding
     from memvault.services.search_mirror import NoteMirror
     from memvault.services.vault import Vault
 
-Progress = Callable[[int, int], None]
+if TYPE_CHECKING:
+    Progress = Callable[[int, int], None]
 MAX_LIMIT = 1000
 
 
@@ -38,6 +40,8 @@ class SearchService:
         self._store: IndexStore | None = None
         self._mirror: NoteMirror | None = None
         self.last_refresh: RefreshResult | None = None
+        import threading
+
         self._lock = threading.RLock()
 
     @property
