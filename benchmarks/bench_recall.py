@@ -26,7 +26,9 @@ normal install has it. Rows:
 Usage:  python benchmarks/bench_recall.py [--sizes 1000 10000 30000] [--rounds 15]
         [--json out.json]
         python benchmarks/bench_recall.py --only-cold [--workdir DIR] [--rounds 15]
-        (row 8 alone; with --workdir the generated vaults are kept there and reused)
+        [--rows search]
+        (row 8 alone; with --workdir the generated vaults are kept there and reused;
+        --rows keeps the commands whose name holds one of the words, and the baselines)
 Run by hand; never a pass/fail test. Results: docs/performance.md.
 """
 
@@ -299,7 +301,11 @@ async def mcp_after_edit(root: Path, edits: int = 15) -> dict[str, float]:
             "mcp_search_one_hit_no_change_ms": statistics.median(steady_rare) * 1000}
 
 
-def cold_alternated(workdir: Path, rounds: int) -> dict[str, object]:
+BASELINES = ("import sqlite3", "import typer", "rg -l, 10,000 notes")
+
+
+def cold_alternated(workdir: Path, rounds: int, rows: list[str] | None = None
+                    ) -> dict[str, object]:
     """The cold start-up targets measured round-robin with their baselines: each round
     runs every command once, so load from other work falls on all of them alike. Reports
     each command's median and range (wall clock) and its median CPU time (user + system,
@@ -325,8 +331,12 @@ def cold_alternated(workdir: Path, rounds: int) -> dict[str, object]:
     commands = {k: v for k, v in commands.items()
                 if v is None or not any(isinstance(a, str) and a.startswith(str(workdir))
                                         and not Path(a).exists() for a in v)}
+    if rows:
+        commands = {k: v for k, v in commands.items()
+                    if k in BASELINES or any(word in k for word in rows)}
     times: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}  # user + system
+    load_before = [round(x, 2) for x in os.getloadavg()]
     for n in range(rounds):
         for name, cmd in commands.items():
             if cmd is None:
@@ -339,7 +349,8 @@ def cold_alternated(workdir: Path, rounds: int) -> dict[str, object]:
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime
                              - before.ru_stime)
-    out: dict[str, object] = {"rounds": rounds, "ms": {
+    out: dict[str, object] = {"rounds": rounds, "load_average": {
+        "before": load_before, "after": [round(x, 2) for x in os.getloadavg()]}, "ms": {
         name: {"median": round(statistics.median(v) * 1000, 1),
                "min": round(min(v) * 1000, 1), "max": round(max(v) * 1000, 1),
                "cpu_median": round(statistics.median(cpu[name]) * 1000, 1)}
@@ -364,7 +375,7 @@ def cold_alternated(workdir: Path, rounds: int) -> dict[str, object]:
     return out
 
 
-def cold_only(workdir: Path, rounds: int) -> dict[str, object]:
+def cold_only(workdir: Path, rounds: int, rows: list[str] | None = None) -> dict[str, object]:
     """Row 8 alone: the vaults it needs (made and indexed once), then the rounds."""
     from memvault import Vault
     from memvault.services.setup import init_vault
@@ -384,7 +395,7 @@ def cold_only(workdir: Path, rounds: int) -> dict[str, object]:
         init_vault(facts)
         generate_memory(facts, 10_000)
     print(f"cold start-up, {rounds} alternated rounds ...", file=sys.stderr)
-    return cold_alternated(workdir, rounds)
+    return cold_alternated(workdir, rounds, rows)
 
 
 def main() -> None:
@@ -398,12 +409,15 @@ def main() -> None:
                         help="only the alternated cold start-up rows (row 8)")
     parser.add_argument("--workdir", type=Path,
                         help="keep the generated vaults here and reuse them (--only-cold)")
+    parser.add_argument("--rows", nargs="+", metavar="WORD",
+                        help="--only-cold: only the commands whose name holds one of these "
+                             "words (e.g. search), with the baselines")
     args = parser.parse_args()
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "src")], check=True)
     if args.only_cold:
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix="memvault-bench-recall-"))
         try:
-            results = {"cold_alternated": cold_only(workdir, args.rounds)}
+            results = {"cold_alternated": cold_only(workdir, args.rounds, args.rows)}
         finally:
             if args.workdir is None:
                 shutil.rmtree(workdir, ignore_errors=True)
