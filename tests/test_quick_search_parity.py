@@ -48,6 +48,8 @@ NOTES = {
     "Daily/2026-11-30.md": "Tea in the morning; the harbor was foggy. Ünïcode café naïve.\n",
     "Pilot/scopes/other/Notes about other.md": "zeppelin secrets of another principal\n",
     "Pilot/Private.md": "zeppelin notes in the default principal's home\n",
+    "Templates/Zeppelin day.md": "# {{date}} zeppelin log\n",  # a templates folder
+    ".obsidian/templates.json": '{"folder": "Templates"}',
 }
 
 
@@ -288,6 +290,7 @@ def test_another_principals_notes_never_reach_the_quick_answer(base_vault, tmp_p
                                             "zeppelin"])
     paths = {r["path"] for r in json.loads(quick[1])["results"]}
     assert "Pilot/scopes/other/Notes about other.md" not in paths
+    assert "Templates/Zeppelin day.md" not in paths  # Obsidian's templates folder
     assert "Harbor.md" in paths and quick[3] == []
     other, _ = _both(base_vault, tmp_path / "o", ["--vault", "{vault}", "--scope", "other",
                                                   "search", "--json", "zeppelin"])

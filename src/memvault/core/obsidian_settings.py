@@ -26,7 +26,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
-from decimal import Decimal
 from typing import Any, Literal
 
 from memvault.core.paths import clean_vault_path, folder_key
@@ -80,6 +79,8 @@ def typed_value(kind: str, key: str, text: str) -> Any:
     if kind == "number":
         if not _NUMBER.match(text):
             raise InvalidInput(f"{where}; {text!r} is not a number")
+        from decimal import Decimal  # (not at the top: the index scan imports this module)
+
         return int(text) if text.lstrip("+-").isdigit() else Decimal(text)
     if kind == "checkbox":
         if text.casefold() in _TRUE:
