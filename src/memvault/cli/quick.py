@@ -155,8 +155,9 @@ def _search(options: dict[str, str | bool]) -> list[Hit] | None:
         check_note_search(query, limit, str(path) if path else None, str(tag) if tag else None)
     except VaultError:
         return None  # an error to report: click's command says it
-    from memvault.services.inbox_state import inbox_as_written
+    from memvault.services.inbox_state import inbox_as_written, seen_path
 
+    read(seen_path(layout.inbox))  # the net's file through a symlink: NotPlain, declined
     if not inbox_as_written(read, layout.inbox):
         return None
     from memvault.index.fresh import fresh_connection
