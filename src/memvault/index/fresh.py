@@ -16,7 +16,7 @@ import os
 import sqlite3
 
 from memvault.index import schema
-from memvault.index.walk import files_signature, walk_notes
+from memvault.index.walk import files_signature, hand_over, walk_notes
 from memvault.state_paths import GITIGNORE, INDEX
 
 
@@ -56,9 +56,13 @@ def fresh_connection(root: str, home_root: str) -> sqlite3.Connection | None:
             return None
         meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN "
                                  "('build_state', 'files_signature')").fetchall())
-        if meta.get("build_state") != "complete" or meta.get("files_signature") != \
-                files_signature(walk_notes(root, home_root)):
+        if meta.get("build_state") != "complete":
             conn.close()
+            return None
+        listing = walk_notes(root, home_root)
+        if meta.get("files_signature") != files_signature(listing):
+            conn.close()
+            hand_over(root, home_root, listing)  # the refresh that follows lists no more
             return None
     except BaseException:
         conn.close()

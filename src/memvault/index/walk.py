@@ -49,9 +49,22 @@ def template_folders(root: str | os.PathLike[str], home_root: str) -> tuple[str,
     return tuple(f for f in folders if not in_folders(f"{home_root}/x", (f,)))
 
 
+_HANDED_OVER: dict[tuple[str, str], list[Entry]] = {}
+
+
+def hand_over(root: str | os.PathLike[str], home_root: str, listing: list[Entry]) -> None:
+    """Keep a listing just taken for the next `walk_notes` of the same folder in this
+    process, once: the quick search path lists the vault, finds the index behind, and
+    leaves the search to the ordinary command, which would list it again a moment later."""
+    _HANDED_OVER[(os.fspath(root), home_root)] = listing
+
+
 def walk_notes(root: str | os.PathLike[str], home_root: str) -> list[Entry]:
     """Every indexable file under `root` (see the module doc), in no particular order."""
     root = os.fspath(root)
+    kept = _HANDED_OVER.pop((root, home_root), None)
+    if kept is not None:
+        return kept
     out: list[Entry] = []
     append = out.append  # names looked up once: this loop runs once per file
     real_root = os.path.realpath(root)
