@@ -166,18 +166,17 @@ def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
                             (*fargs, limit)).fetchall()
         return _hits(conn, rows, "filter")
     weights = ", ".join(str(w) for w in WEIGHTS)
-    sql = (f"SELECT f.id, f.path, f.title, bm25(notes_fts, {weights}) AS rank, "
-           f"snippet(notes_fts, 4, '{HL_OPEN}', '{HL_CLOSE}', '\u2026', 14) "
+    sql = (f"SELECT f.id, f.path, f.title, bm25(notes_fts, {weights}) AS rank "
            f"FROM notes_fts JOIN files f ON f.id = notes_fts.rowid "
            f"WHERE notes_fts MATCH ?{filt} ORDER BY rank LIMIT ?")
     fetch = max(limit * 2, 20)
     expression = fts_expression(required, excluded)
-    rows = conn.execute(sql, (expression, *fargs, fetch)).fetchall()
+    rows = _ranked(conn, sql, expression, (*fargs, fetch))
     exact = _exact_title_ids(conn, query, {r[0] for r in rows})
     if exact:
         marks = ",".join("?" * len(exact))
-        rows += conn.execute(sql.replace("ORDER BY", f"AND f.id IN ({marks}) ORDER BY"),
-                             (expression, *fargs, *exact, fetch)).fetchall()
+        rows += _ranked(conn, sql.replace("ORDER BY", f"AND f.id IN ({marks}) ORDER BY"),
+                        expression, (*fargs, *exact, fetch))
     hits = _hits(conn, rows, "full text")
     by_exactness: list[list[Hit]] = [[], [], []]
     for hit in hits:
@@ -191,7 +190,7 @@ def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
     corrected = correct_query(conn, query)
     if corrected is not None:
         req, exc = parse_query(corrected)
-        rows = conn.execute(sql, (fts_expression(req, exc), *fargs, fetch)).fetchall()
+        rows = _ranked(conn, sql, fts_expression(req, exc), (*fargs, fetch))
         found.add(_banded(_hits(conn, rows, "typo corrected"), *BANDS["typo corrected"]))
         if found.enough(limit):
             return found.best(limit)
@@ -199,10 +198,27 @@ def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,
         found.add(fuzzy_notes(conn, query, limit=limit, path_glob=path_glob, tag=tag,
                               visible=visible))
     if len(required) > 1:
-        rows = conn.execute(sql, (fts_expression(required, excluded, any_word=True), *fargs,
-                                  fetch)).fetchall()
+        rows = _ranked(conn, sql, fts_expression(required, excluded, any_word=True),
+                       (*fargs, fetch))
         found.add(_banded(_hits(conn, rows, "any word"), *BANDS["any word"]))
     return found.best(limit)
+
+
+def _ranked(conn: sqlite3.Connection, sql: str, expression: str,
+            args: tuple[Any, ...]) -> list[Any]:
+    """Rows (id, path, title, rank, snippet) of the ranking query `sql` (which selects
+    the first four) for the FTS `expression`, with the snippets made afterwards for the
+    rows it returned only: asked in the same query, FTS5 makes a snippet for every match
+    before the best are picked (at 10,000 notes most of a search's time)."""
+    rows = conn.execute(sql, (expression, *args)).fetchall()
+    if not rows:
+        return rows
+    marks = ",".join("?" * len(rows))
+    snippets = dict(conn.execute(
+        f"SELECT rowid, snippet(notes_fts, 4, '{HL_OPEN}', '{HL_CLOSE}', '\u2026', 14) "
+        f"FROM notes_fts WHERE notes_fts MATCH ? AND rowid IN ({marks})",
+        (expression, *(row[0] for row in rows))).fetchall())
+    return [(*row, snippets.get(row[0], "")) for row in rows]
 
 
 BANDS = {"exact as typed": (0.975, 1.0), "exact": (0.95, 0.97), "full text": (0.5, 0.9),
