@@ -334,6 +334,11 @@ def cold_alternated(workdir: Path, rounds: int, rows: list[str] | None = None
     if rows:
         commands = {k: v for k, v in commands.items()
                     if k in BASELINES or any(word in k for word in rows)}
+    import importlib.util
+
+    if "import typer" in commands and importlib.util.find_spec("typer") is None:
+        raise SystemExit("bench_recall: typer is not installed here, so the `import typer` "
+                         "baseline would time a failing import; pip install -e '.[dev]'")
     times: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}  # user + system
     load_before = [round(x, 2) for x in os.getloadavg()]
