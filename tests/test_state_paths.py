@@ -61,10 +61,31 @@ def test_git_ignores_the_caches_and_keeps_the_history(tmp_path: Path) -> None:
     init_vault(root)
     subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=30)
     probes = [state_paths.INDEX, state_paths.INDEX + "-wal", state_paths.INDEX + "-lock",
-              state_paths.LOCK, state_paths.state_path(".x.tmp"), *state_paths.JOURNALS,
+              state_paths.LOCK, state_paths.state_path(".x.tmp"),
+              state_paths.PARSED + "/Pilot%2FMemory.md", *state_paths.JOURNALS,
               state_paths.CONFIG, state_paths.GITIGNORE]
+    (root / state_paths.PARSED).mkdir()
     for rel in probes:
         (root / rel).touch()
     ignored = subprocess.run(["git", "check-ignore", *probes], cwd=root, capture_output=True,
                              text=True, timeout=30).stdout.split()
-    assert sorted(ignored) == sorted(probes[:5])
+    assert sorted(ignored) == sorted(probes[:6])
+
+
+def test_the_parse_cache_ignores_itself_in_a_vault_whose_gitignore_predates_it(
+        tmp_path: Path) -> None:
+    """A vault of format 3 has no `parsed/` line in `.memvault/.gitignore`: the folder's
+    own `.gitignore` keeps it out of git all the same (real git decides)."""
+    from memvault import Vault
+
+    root = tmp_path / "v"
+    init_vault(root)
+    ignore = root / state_paths.GITIGNORE
+    ignore.write_text(ignore.read_text().replace("parsed/\n", ""))
+    subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=30)
+    Vault.open(root).memory.remember("I drink tea")
+    entries = sorted(p.relative_to(root).as_posix() for p in (root / state_paths.PARSED).iterdir())
+    assert state_paths.PARSED + "/Pilot%2FMemory.md" in entries
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                            cwd=root, capture_output=True, text=True, timeout=30).stdout
+    assert "Pilot/Memory.md" in status and state_paths.PARSED not in status

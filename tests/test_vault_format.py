@@ -34,8 +34,10 @@ FORMAT_LINE = f"vault_format = {CURRENT_FORMAT}\n".encode()
 
 
 def _is_cache(rel: str) -> bool:
-    return rel.startswith(STATE_DIR + "/") and any(
-        fnmatch.fnmatch(rel.split("/", 1)[1], p) for p in CACHE_PATTERNS)
+    inner = rel.split("/", 1)[1] if rel.startswith(STATE_DIR + "/") else None
+    return inner is not None and any(
+        inner.startswith(p) if p.endswith("/") else fnmatch.fnmatch(inner, p)
+        for p in CACHE_PATTERNS)  # "folder/": everything in it, as in git
 
 
 def _files(root: Path) -> dict[str, bytes]:

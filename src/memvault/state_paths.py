@@ -13,7 +13,9 @@ Two kinds of file live there:
   `pending-forgets.jsonl` (content-free intents of forgets a crash may have interrupted;
   the next command completes them on this machine). `safety/notices.json` remembers which
   standing problems (a ticked Inbox line memvault cannot accept) commands have already
-  mentioned, as content-free hashes.
+  mentioned, as content-free hashes. `parsed/` is the parse cache (each memory file's
+  parsed records, keyed by the SHA-256 of its bytes; see `services/parse_cache.py`), which
+  also ignores itself with its own `.gitignore`.
 
 Every other module takes these names from here; none spells the folder itself. Pure
 constants, no I/O, cheap to import.
@@ -36,6 +38,7 @@ GITIGNORE = state_path(".gitignore")
 INDEX = state_path("index.sqlite")
 LOCK = state_path("lock")
 SAFETY = state_path("safety")  # the safety net: last-known copies of memory files
+PARSED = state_path("parsed")  # the parse cache: each memory file's parsed records
 PENDING_FORGETS = state_path("pending-forgets.jsonl")  # forgets a crash left unfinished
 NOTICES = state_path("safety/notices.json")  # which standing problems a command has told
 # In the copy of a remote store's notes that search indexes (a cache folder, never a vault):
@@ -47,7 +50,7 @@ JOURNALS = (EVENTS, TOMBSTONES)
 
 # Git-ignore patterns for the local caches, relative to the state folder.
 CACHE_PATTERNS = ("index.sqlite", "index.sqlite-*", "lock", "*.tmp", "safety/",
-                  "pending-forgets.jsonl")
+                  "pending-forgets.jsonl", "parsed/")
 
 
 def cache_ignore_lines() -> list[str]:

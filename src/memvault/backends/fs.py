@@ -375,6 +375,11 @@ class FsBackend:
         """The vault's cross-process lock (`.memvault/lock`; see `fs_lock.FileLock`)."""
         return self._lock.hold()
 
+    def try_lock(self) -> AbstractContextManager[bool]:
+        """The same lock without waiting: yields whether it is held (a reader that only
+        wants to keep a cache up to date never waits for a writer)."""
+        return self._lock.hold_if_free()
+
 
 def _first_link(root: Path, rel: str) -> str:
     """"X is a symlink to Y" for the first symlink on the way from `root` to `rel`."""

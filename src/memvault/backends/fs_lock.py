@@ -67,7 +67,46 @@ class FileLock:
                     fd, self._fd = self._fd, None
                     self._release(fd)
 
+    @contextlib.contextmanager
+    def hold_if_free(self) -> Iterator[bool]:
+        """Like `hold`, but never waits: yields True holding the lock (also when this
+        thread holds it already), or False holding nothing when someone else has it."""
+        if not self._thread_lock.acquire(blocking=False):
+            yield False
+            return
+        try:
+            if self._depth == 0:
+                fd = self._open()
+                if not try_lock(fd):
+                    os.close(fd)
+                    yield False
+                    return
+                self._fd = fd
+            self._depth += 1
+            try:
+                yield True
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._fd is not None:
+                    fd, self._fd = self._fd, None
+                    self._release(fd)
+        finally:
+            self._thread_lock.release()
+
     def _acquire(self) -> int:
+        fd = self._open()
+        try:
+            kind, module = _platform_locker()
+            if kind == "fcntl":
+                module.flock(fd, module.LOCK_EX)
+            else:
+                _msvcrt_lock(module, fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _open(self) -> int:
         if self._prepare is not None:
             self._prepare()
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,15 +118,6 @@ class FileLock:
         except OSError as exc:
             raise VaultError(f"cannot open the lock file: {exc.strerror or exc} (is it a "
                              "symlink?)", path=str(self.path)) from None
-        try:
-            kind, module = _platform_locker()
-            if kind == "fcntl":
-                module.flock(fd, module.LOCK_EX)
-            else:
-                _msvcrt_lock(module, fd)
-        except BaseException:
-            os.close(fd)
-            raise
         return fd
 
     @staticmethod

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import click
 
-from memvault.cli.state import confirm, console, esc, notice, print_json, state, wants_json, warn
+from memvault.cli.state import (
+    confirm,
+    console,
+    notice,
+    print_json,
+    printable,
+    state,
+    wants_json,
+    warn,
+)
 
 FACT_CATEGORY_HELP = ("identity, preference, project, instruction, other, communication, "
                       "presentation, workflow or research.")
@@ -27,11 +36,13 @@ def remember(ctx: click.Context, text: str, category: str | None) -> None:
         print_json(result.to_dict())
         return
     f = result.fact
+    # click, not rich: the one line a cold `remember` prints is not worth importing rich
+    # (~15 ms); colours are dropped where stdout is not a terminal, as rich does.
     if result.created:
-        console().print(f"[green]remembered[/green] {esc(f.id)}: {esc(f.text)} "
-                        f"[magenta]\\[{esc(f.category)}][/magenta]")
+        click.echo(f"{click.style('remembered', fg='green')} {printable(f.id)}: "
+                   f"{printable(f.text)} {click.style(f'[{printable(f.category)}]', fg='magenta')}")
     else:
-        console().print(f"already remembered as {esc(f.id)}: {esc(f.text)}")
+        click.echo(f"already remembered as {printable(f.id)}: {printable(f.text)}")
     for near, score in result.near_duplicates:
         warn(f"similar to {near.id} ({score:.0f}%): {near.text!r} — "
              f"`memvault forget {near.id}` if one is enough")

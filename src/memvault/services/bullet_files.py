@@ -8,11 +8,13 @@ Inbox.md).
    being saved by another program, and read again until it has been still for a second
    (at most two; see `settle.py`; then the edit is refused and nothing is written);
 2. moves records that vanished without memvault removing them into the safety net;
-3. parses it, lets the caller change items, and writes it back with compare-and-swap; if
-   the file changed underneath (another process, Obsidian, a remote commit), the edit is
-   re-applied to the fresh file a bounded number of times;
-4. records the new bytes in the safety net: *before* the write when the edit removes
-   records (so a crash never leaves a removed text only in the net), after it otherwise.
+3. parses it (from the parse cache when it holds these exact bytes: `parse_cache.py`),
+   lets the caller change items, and writes it back with compare-and-swap; if the file
+   changed underneath (another process, Obsidian, a remote commit), the edit is re-applied
+   to the fresh file a bounded number of times;
+4. records the new bytes in the safety net and the parse cache: *before* the write when
+   the edit removes records (the net's copy is replaced and the cache entry deleted, so a
+   crash never leaves a removed text only there), after it otherwise.
 
 Callers therefore express edits by record id, never by line number from an earlier read.
 """
@@ -30,6 +32,7 @@ from memvault.backends.base import MISSING, Backend, Blob, Expected
 from memvault.core.bullets import BulletDocument, BulletItem, encode_id, parse_bullets
 from memvault.core.kinds import kind_of_file
 from memvault.errors import Conflict, NotFound, ReadOnly
+from memvault.services import parse_cache
 from memvault.services.safety_net import SafetyNet, Seen, record_ids
 from memvault.services.settle import read_settled_file
 
@@ -44,10 +47,13 @@ class LoadedFile:
     exists: bool
 
 
-def _loaded(path: str, blob: Blob | None) -> LoadedFile:
+def _loaded(backend: Backend, path: str, blob: Blob | None, *,
+            keep: bool = True) -> LoadedFile:
+    """The file parsed (`keep`: a parse the cache did not hold is stored there)."""
     if blob is None:
         return LoadedFile(path, parse_bullets(b""), MISSING, False)
-    return LoadedFile(path, parse_bullets(blob.data), blob.version, True)
+    return LoadedFile(path, parse_cache.parse(backend, path, blob.data, keep=keep),
+                      blob.version, True)
 
 
 def load_bullet_file(backend: Backend, path: str) -> LoadedFile:
@@ -58,13 +64,13 @@ def load_bullet_file(backend: Backend, path: str) -> LoadedFile:
 
     blob = read_settled(backend, path, None)
     if blob is None:
-        return _loaded(path, None)
+        return _loaded(backend, path, None)
     return LoadedFile(path, read_document(backend, path, blob.data), blob.version, True)
 
 
 def load_raw(backend: Backend, path: str) -> LoadedFile:
     """The file exactly as it is on disk, merge leftovers included (for `doctor`)."""
-    return _loaded(path, read_settled(backend, path, None))
+    return _loaded(backend, path, read_settled(backend, path, None))
 
 
 def suspicion(blob: Blob | None, seen: Seen | None) -> str | None:
@@ -132,7 +138,7 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
                     tidied.doc is not None:
                 loaded = LoadedFile(path, tidied.doc, blob.version, True)  # parsed once
             else:
-                loaded = _loaded(path, blob)
+                loaded = _loaded(backend, path, blob, keep=False)  # stored after the write
             doc = loaded.doc if loaded.exists else parse_bullets(initial)
             if doc.readonly_reason:
                 raise ReadOnly(doc.readonly_reason, path=path)
@@ -151,12 +157,14 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
             after = record_ids(doc)
             if before - after:  # removes records: their text leaves the net first
                 net.store(path, data, doc, ids=before & after)
+                parse_cache.drop(backend, path)
             try:
                 backend.write(path, data, expected=loaded.version, message=message)
             except Conflict:
                 continue
             if after - before or not before - after:
                 net.store(path, data, doc)
+            parse_cache.store(backend, path, data, doc)
             if tidied is not None:
                 record_dropped(backend, path, tidied)
                 report_notes(tidied.all_notes)
@@ -190,7 +198,7 @@ def ids_in_files(backend: Backend, paths: list[str]) -> set[str]:
     for path in paths:
         blob = backend.read(path)
         if blob is not None:
-            ids.update(it.id for it in parse_bullets(blob.data).items)
+            ids.update(it.id for it in parse_cache.parse(backend, path, blob.data).items)
     return ids
 
 

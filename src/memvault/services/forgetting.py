@@ -1,9 +1,9 @@
 """Forgetting that a crash cannot leave half done.
 
 A forget touches many files: Memory.md, the tombstones, Lessons.md and Inbox.md (the same
-text there), the safety net, the journal (`--permanent` purges the record's events) and
-the search index. A process killed between two of those steps must never leave the text
-behind while the fact is gone. So a forget is an *intent* first:
+text there), the safety net, the journal (`--permanent` purges the record's events), the
+search index and the parse cache. A process killed between two of those steps must never
+leave the text behind while the fact is gone. So a forget is an *intent* first:
 
 1. `begin` appends a content-free intent to `.memvault/pending-forgets.jsonl` (record ids,
    tombstone keys, permanent or not; never the text), fsynced, before anything changes;
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from memvault.backends.base import ANY
 from memvault.core.bullets import BulletDocument
 from memvault.core.records import Fact, fact_from_item
+from memvault.services import parse_cache
 from memvault.services.bullet_files import NoChange, edit_bullet_file
 from memvault.services.safety_net import LOST, SafetyNet
 from memvault.state_paths import EVENTS, PENDING_FORGETS, TOMBSTONES
@@ -104,6 +105,7 @@ def complete(vault: Vault, intent: ForgetIntent) -> tuple[list[Fact], int]:
             for rid in intent.records:
                 purged += vault.events.purge_record(rid, text=first.get(rid))
         _clear_search_index(vault, intent.permanent)
+        parse_cache.drop_stale(vault.backend)  # an entry of bytes no file holds any more
         if intent.permanent and vault.backend.capabilities.cache_dir is not None:
             vault.backend.drop_caches()  # type: ignore[attr-defined]  # copies hold the words
         _remove_stale_temps(vault)

@@ -25,6 +25,7 @@ from memvault.core.records import (
     match_key,
 )
 from memvault.errors import Conflict, InvalidInput, NotFound
+from memvault.services import parse_cache
 from memvault.services.bullet_files import (
     NoChange,
     edit_bullet_file,
@@ -164,7 +165,7 @@ class MemoryService:
 
         def apply(doc: BulletDocument) -> RememberResult:
             near.clear()
-            keys = [match_key(it.text) for it in doc.items]  # once, for both checks
+            keys = parse_cache.match_keys(self.backend, self.path, doc)  # for both checks
             if key in keys:
                 same = doc.items[keys.index(key)]
                 raise NoChange(RememberResult(fact_from_item(same), created=False))

@@ -17,7 +17,8 @@
    was pushed and what is still waiting. A fact edited differently on two machines is
    left between conflict markers in a local commit and nothing is pushed until
    `memvault resolve` (or a hand edit) settles it. A forget that came in is no loss:
-   its records leave this machine's safety net (`SafetyNet.scrub_forgotten`).
+   its records leave this machine's safety net (`SafetyNet.scrub_forgotten`) and the
+   parse cache keeps no entry of the bytes before the pull (`parse_cache.drop_stale`).
 
 It never rewrites history, force-pushes, or commits files outside memvault's paths.
 """
@@ -125,8 +126,11 @@ class GitSync:
     def _scrub_net(self, report: SyncReport) -> None:
         """A forget that came in is no loss: its records leave this machine's safety net
         (a net that cannot be written is a warning, never a failed sync)."""
+        from memvault.services import parse_cache
+
         try:
             SafetyNet(self.vault.backend).scrub_forgotten()
+            parse_cache.drop_stale(self.vault.backend)  # entries of bytes before the pull
         except (OSError, VaultError) as exc:
             report.warnings.append(f"the local safety net could not be updated: {exc}")
 

@@ -148,12 +148,18 @@ def read_view(backend: Backend, path: str, data: bytes) -> bytes:
 def read_document(backend: Backend, path: str, data: bytes) -> BulletDocument:
     """`read_view` parsed (tidying's own parse reused when it made one)."""
     from memvault.core.bullets import parse_bullets
-    from memvault.core.reconcile import local_view
+    from memvault.services import parse_cache
 
     tidied = write_view(backend, path, data)
     if tidied.blocks:
+        from memvault.core.reconcile import local_view
+
         return parse_bullets(local_view(tidied.data, local_first=this_clone_first(backend)))
-    return tidied.doc if tidied.doc is not None else parse_bullets(tidied.data)
+    if tidied.doc is not None:
+        return tidied.doc
+    if tidied.data == data:  # the file as it is: its parse may be cached
+        return parse_cache.parse(backend, path, data)
+    return parse_bullets(tidied.data)
 
 
 def open_blocks(backend: Backend, path: str) -> list[ConflictBlock]:

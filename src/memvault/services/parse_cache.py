@@ -1,0 +1,346 @@
+"""The parse cache: each memory file's parsed records, kept so a command need not parse
+10,000 facts every time it starts.
+
+Parsing `Memory.md` is a pure function of its bytes (`core.bullets.parse_bullets`), and at
+10,000 facts it is the largest part of a cold `memory list` or `remember`. So a local vault
+keeps, in `.memvault/parsed/` (git-ignored twice: by `.memvault/.gitignore` and by the
+folder's own `.gitignore`), one entry per memory file (Memory.md, Lessons.md, Inbox.md of
+each principal): what the parser returned for the file's exact bytes.
+
+- **Keyed by the bytes, never by the clock.** An entry names the file's path and the
+  SHA-256 of the bytes it was parsed from; it is used only for a read of exactly those
+  bytes. An editor's in-place save or rename, a `touch`, a checkout, a copy or a clone with
+  the same size and modification time is therefore always seen (no `mtime` is trusted).
+- **Never trusted beyond that.** The entry also names the parser (format, memvault
+  version, the parser's source files) and carries the SHA-256 of each part of its body,
+  checked before that part is decoded (Python's `marshal`, of plain tuples). A truncated, damaged,
+  foreign (another file's, another principal's, another version's) or unreadable entry is
+  ignored and written again; nothing in it is ever believed without those checks. The body
+  is a few chunks of 1,024 records, each with its own SHA-256, so adding a fact re-encodes
+  only the last chunk; the chunks also hold each record's match key.
+- **One entry per file, replaced on write.** The one write path (`edit_bullet_file`)
+  stores the entry of the bytes it just wrote. A read that misses stores the entry too,
+  but only under the vault's write lock and only if the file still holds the bytes it
+  parsed, so a read racing a forget never puts back an entry of the words it removed.
+- **Forgetting reaches it.** An edit that removes records deletes the entry *before* the
+  memory file is written (a crash in between leaves no entry, never a stale one), and a
+  forget (`services/forgetting.py`, also when completed after a crash) and a sync that
+  brought a forget in (`services/sync.py`) drop every entry that no longer matches its
+  file (`drop_stale`). Entries hold the user's words exactly like the memory files do.
+- **Per principal by construction**: an entry belongs to one file path, and each
+  principal's files have their own paths.
+
+Only the local-folder backend has the cache; anywhere else every read parses.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import marshal
+import operator
+import os
+from typing import TYPE_CHECKING, Any
+
+from memvault.state_paths import PARSED
+
+if TYPE_CHECKING:
+    from memvault.backends.base import Backend
+    from memvault.core.bullets import BulletDocument, BulletItem
+
+FORMAT = 2
+"""Bump when what an entry holds changes."""
+
+IGNORE_ALL = b"# memvault's local parse cache: never committed\n*\n"
+
+
+def _parser_id() -> str:
+    """What made an entry: the entry format, marshal's, memvault's version and the
+    parser's own source files (size and modification time, so a changed parser never
+    reads entries an older one wrote, also in a development checkout)."""
+    import memvault
+    from memvault.core import bullets, lines
+
+    stamps = []
+    for module in (bullets, lines):
+        try:
+            st = os.stat(module.__file__ or "")
+            stamps.append(f"{st.st_size}.{st.st_mtime_ns}")
+        except OSError:
+            stamps.append("?")
+    return f"{FORMAT}/{marshal.version}/{memvault.__version__}/{'/'.join(stamps)}"
+
+
+_PARSER: list[str] = []
+
+
+def parser_id() -> str:
+    if not _PARSER:
+        _PARSER.append(_parser_id())
+    return _PARSER[0]
+
+
+def entry_path(path: str) -> str:
+    """The entry of the memory file `path` (one file per memory file)."""
+    return f"{PARSED}/" + path.replace("%", "%25").replace("/", "%2F")
+
+
+def enabled(backend: Backend) -> bool:
+    return backend.capabilities.local_root is not None
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def parse(backend: Backend, path: str, data: bytes, *, keep: bool = True) -> BulletDocument:
+    """`parse_bullets(data)` for the memory file `path`, from its entry when the entry is
+    of exactly these bytes. On a miss the bytes are parsed, and (with `keep`) the entry is
+    stored when that is safe (see `store_if_current`)."""
+    from memvault.core.bullets import parse_bullets
+
+    if not data or not enabled(backend):
+        return parse_bullets(data)
+    digest = hashlib.sha256(data).hexdigest()
+    doc = _load(backend, path, data, digest)
+    if doc is not None:
+        return doc
+    doc = parse_bullets(data)
+    if keep:
+        store_if_current(backend, path, data, doc, digest)
+    return doc
+
+
+def _load(backend: Backend, path: str, data: bytes, digest: str) -> BulletDocument | None:
+    """The document of the entry for (`path`, `digest`), or None for anything less than a
+    valid entry of exactly those bytes."""
+    try:
+        blob = backend.read(entry_path(path))
+    except Exception:  # noqa: BLE001 - an unreadable cache is a miss, never an error
+        return None
+    if blob is None:
+        return None
+    head, sep, body = blob.data.partition(b"\n")
+    if not sep:
+        return None
+    try:
+        meta = json.loads(head)
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT or \
+                meta.get("parser") != parser_id() or meta.get("path") != path or \
+                meta.get("source") != digest:
+            return None
+        return _document(backend, path, data, body, meta)
+    except Exception:  # noqa: BLE001 - whatever is wrong with an entry makes it a miss
+        return None
+
+
+def _document(backend: Backend, path: str, data: bytes, body: bytes,
+              meta: dict[str, Any]) -> BulletDocument:
+    """Decode an entry's body, each chunk checked against its SHA-256 first."""
+    from memvault.core.bullets import BulletDocument, BulletItem
+    from memvault.core.lines import TextFile
+
+    chunks: list[tuple[bytes, str]] = []
+    offset = 0
+    for size, sha in meta["chunks"]:
+        piece = body[offset:offset + size]
+        if len(piece) != size or hashlib.sha256(piece).hexdigest() != sha:
+            raise ValueError("damaged entry")
+        chunks.append((piece, sha))
+        offset += size
+    if offset != len(body):
+        raise ValueError("damaged entry")
+    readonly_reason, duplicated = meta["readonly"], meta["duplicated"]
+    if readonly_reason is not None and not isinstance(readonly_reason, str):
+        raise ValueError("not an entry")
+    rows: list[tuple[Any, ...]] = []
+    keys: list[str] = []
+    paused = gc.isenabled()
+    gc.disable()  # tens of thousands of objects and no cycles (see `parse_bullets`)
+    try:
+        for piece, _sha in chunks:
+            chunk_rows, chunk_keys = marshal.loads(piece)
+            if len(chunk_rows) != len(chunk_keys):
+                raise ValueError("damaged entry")
+            rows += chunk_rows
+            keys += chunk_keys
+        items = [BulletItem(*row) for row in rows]
+        lines = TextFile.parse(data)
+    finally:
+        if paused:
+            gc.enable()
+    dupes: dict[str, list[BulletItem]] = {str(rid): [] for rid in duplicated}
+    if dupes:
+        for it in items:
+            if it.id in dupes:
+                dupes[it.id].append(it)
+    _KNOWN[_where(backend, path)] = (list(items), rows, keys, chunks)
+    return BulletDocument(lines, items, readonly_reason, dupes)
+
+
+# -- what this process knows of each entry ---------------------------------------------------
+
+CHUNK = 1024
+"""Records per encoded chunk of an entry. An edit after the last record (a new fact)
+re-encodes only the last chunk; the others are reused as they were read or written."""
+
+_KNOWN: dict[tuple[str, str], tuple[list[BulletItem], list[tuple[Any, ...]], list[str],
+                                    list[tuple[bytes, str]]]] = {}
+"""Per memory file, the last entry this process read or wrote: its items (the very
+objects handed out), their encoded rows, their match keys and the encoded chunks."""
+
+
+def _where(backend: Backend, path: str) -> tuple[str, str]:
+    return str(backend.capabilities.local_root), path
+
+
+def match_keys(backend: Backend, path: str, doc: BulletDocument) -> list[str]:
+    """`match_key` of every item of `doc`, from the entry when `doc` holds exactly the
+    items this process read from (or wrote to) the entry of `path`."""
+    from memvault.core.records import match_key
+
+    known = _KNOWN.get(_where(backend, path))
+    if known is not None and _same_items(doc.items, known[0]):
+        return known[2]
+    return [match_key(it.text) for it in doc.items]
+
+
+def _same_items(items: list[BulletItem], known: list[BulletItem]) -> bool:
+    return len(items) == len(known) and all(map(operator.is_, items, known))
+
+
+def _unchanged(item: BulletItem, row: tuple[Any, ...]) -> bool:
+    """An item handed out from an entry still reads as its row. Only the parser changes an
+    item after making it, and only these fields (`_assign_ids`, read-only marks)."""
+    return (item.id, item.provisional, item.readonly_reason) == (row[15], row[14], row[13])
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def store(backend: Backend, path: str, data: bytes, doc: BulletDocument,
+          digest: str | None = None) -> None:
+    """Make `doc` (what `parse_bullets(data)` gives) the entry of `path`. The caller holds
+    the vault's write lock and `data` is what the file now holds. A cache that cannot be
+    written is left as it is (the next read parses).
+
+    Whole chunks of records that are the very items this process read from (or wrote to)
+    the previous entry, unchanged, are reused as encoded; the rest are encoded anew."""
+    if not data or not enabled(backend):
+        return
+    from operator import attrgetter
+
+    from memvault.core.bullets import BulletItem
+    from memvault.core.records import match_key
+
+    fields = attrgetter(*BulletItem.__slots__)
+    items = doc.items
+    known_items, known_rows, known_keys, known_chunks = _KNOWN.get(_where(backend, path)) \
+        or ([], [], [], [])
+    rows: list[tuple[Any, ...]] = []
+    keys: list[str] = []
+    chunks: list[tuple[bytes, str]] = []
+    for start in range(0, len(items), CHUNK):
+        stop = min(start + CHUNK, len(items))
+        n = start // CHUNK
+        if stop - start == CHUNK and n < len(known_chunks) and stop <= len(known_items) and \
+                all(items[i] is known_items[i] and _unchanged(items[i], known_rows[i])
+                    for i in range(start, stop)):
+            rows += known_rows[start:stop]
+            keys += known_keys[start:stop]
+            chunks.append(known_chunks[n])
+            continue
+        chunk_rows = [fields(it) for it in items[start:stop]]
+        chunk_keys = [known_keys[i] if i < len(known_items) and items[i] is known_items[i]
+                      else match_key(items[i].text) for i in range(start, stop)]
+        piece = marshal.dumps((chunk_rows, chunk_keys))
+        rows += chunk_rows
+        keys += chunk_keys
+        chunks.append((piece, hashlib.sha256(piece).hexdigest()))
+    head = {"format": FORMAT, "parser": parser_id(), "path": path,
+            "source": digest or hashlib.sha256(data).hexdigest(),
+            "readonly": doc.readonly_reason, "duplicated": sorted(doc.duplicate_ids),
+            "chunks": [[len(piece), sha] for piece, sha in chunks]}
+    _KNOWN[_where(backend, path)] = (list(items), rows, keys, chunks)
+    try:
+        _ensure_ignored(backend)
+        backend.write(entry_path(path), b"".join([json.dumps(head).encode(), b"\n",
+                                                  *(piece for piece, _sha in chunks)]),
+                      message="memvault: parse cache")
+    except Exception:  # noqa: BLE001 - a cache that cannot be written costs a parse later
+        return
+
+
+def store_if_current(backend: Backend, path: str, data: bytes, doc: BulletDocument,
+                     digest: str | None = None) -> None:
+    """`store`, from a reader: only when the write lock is free (a reader never waits for
+    a writer) and, under it, the file still holds `data`. A memvault write (a forget
+    included) holds the lock from its read to its last step, so an entry stored here is
+    always of bytes the file holds, never of words a forget just removed."""
+    try_lock = getattr(backend, "try_lock", None)
+    if try_lock is None or not enabled(backend):
+        return
+    try:
+        with try_lock() as held:
+            if not held:
+                return
+            now = backend.read(path)
+            if now is None or now.data != data:
+                return
+            store(backend, path, data, doc, digest)
+    except Exception:  # noqa: BLE001 - e.g. no write access to .memvault: just no cache
+        return
+
+
+def _ensure_ignored(backend: Backend) -> None:
+    from memvault.backends.base import ANY
+
+    marker = f"{PARSED}/.gitignore"
+    if backend.read(marker) is None:
+        backend.write(marker, IGNORE_ALL, expected=ANY, message="memvault: parse cache")
+
+
+# -- forgetting ------------------------------------------------------------------------------
+
+
+def drop(backend: Backend, path: str) -> None:
+    """Delete the entry of `path` (before a write that removes records from it)."""
+    if not enabled(backend):
+        return
+    backend.delete(entry_path(path))
+
+
+def drop_stale(backend: Backend) -> int:
+    """Delete every entry that is not of the bytes its memory file holds now (a forget
+    that arrived through sync, a hand edit no read has seen yet) and every file in the
+    cache folder that is not a valid entry; returns how many were deleted. Run by every
+    forget (also one completed after a crash) and by sync."""
+    if not enabled(backend):
+        return 0
+    dropped = 0
+    for name in backend.list(PARSED):
+        base = name.rpartition("/")[2]
+        if base == ".gitignore":
+            continue
+        path = base.replace("%2F", "/").replace("%25", "%")
+        if not _is_current(backend, name, path):
+            backend.delete(name)
+            dropped += 1
+    return dropped
+
+
+def _is_current(backend: Backend, name: str, path: str) -> bool:
+    try:
+        entry = backend.read(name)
+        source = backend.read(path)
+    except Exception:  # noqa: BLE001 - unreadable: delete it to be safe
+        return False
+    if entry is None or source is None:
+        return False
+    head = entry.data.partition(b"\n")[0]
+    try:
+        meta = json.loads(head)
+    except ValueError:
+        return False
+    return isinstance(meta, dict) and meta.get("path") == path and \
+        meta.get("source") == hashlib.sha256(source.data).hexdigest()
