@@ -30,11 +30,14 @@ def run_limited(root: Path, *args: str, input: str | None = None, timeout: float
 
 
 def vault_files(root: Path) -> dict[str, bytes]:
-    """Every file's bytes, except memvault's caches (the search index, the lock)."""
+    """Every file's bytes, except memvault's caches (the search index, the parse cache,
+    the lock)."""
+    from memvault.state_paths import INDEX, PARSED
+
     out = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
-        if path.is_file() and not rel.startswith(".memvault/index.sqlite") and \
+        if path.is_file() and not rel.startswith((INDEX, PARSED + "/")) and \
                 path.name != "lock":
             out[rel] = path.read_bytes()
     return out

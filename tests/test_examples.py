@@ -25,7 +25,7 @@ TOUR = REPO / "examples" / "tour.sh"
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="the tour is a bash script")
 
 
-MACHINE_CACHES = (".memvault/index.sqlite", ".memvault/lock")
+MACHINE_CACHES = (".memvault/index.sqlite", ".memvault/lock", ".memvault/parsed")
 """Git-ignored local caches (see .memvault/.gitignore), e.g. the search index doctor refreshes."""
 
 

@@ -22,11 +22,14 @@ TIMEOUT = 30  # a hang is the failure; a loaded machine may still be slow to sta
 
 def _state(vault_dir: Path) -> dict[str, bytes | str]:
     """Every entry of the vault (bytes of regular files, the kind of anything else),
-    except the lock file and the search index (a cache a read command may build)."""
+    except the lock file, the search index and the parse cache (caches a read command
+    may build)."""
+    from memvault.state_paths import INDEX, PARSED
+
     out: dict[str, bytes | str] = {}
     for p in sorted(vault_dir.rglob("*")):
         rel = p.relative_to(vault_dir).as_posix()
-        if p.name == "lock" or rel.startswith(".memvault/index.sqlite") or p.is_dir():
+        if p.name == "lock" or rel.startswith((INDEX, PARSED + "/")) or p.is_dir():
             continue
         out[rel] = p.read_bytes() if p.is_file() and not p.is_symlink() else "special"
     return out

@@ -30,9 +30,13 @@ def _one_line_error(result, *parts: str) -> str:
 
 
 def _vault_state(vault_dir: Path) -> dict[str, bytes]:
-    """Every regular file of the vault except the lock file, with its bytes."""
+    """Every regular file of the vault except the lock file and the parse cache (which a
+    read may fill), with its bytes."""
+    from memvault.state_paths import PARSED
+
     return {str(p.relative_to(vault_dir)): p.read_bytes() for p in vault_dir.rglob("*")
-            if p.is_file() and p.name != "lock"}
+            if p.is_file() and p.name != "lock"
+            and not p.relative_to(vault_dir).as_posix().startswith(PARSED + "/")}
 
 
 # -- unknown ids and read-only items ---------------------------------------------------

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
 
 import click
 
@@ -228,4 +226,7 @@ def open_memory(ctx: click.Context) -> None:
         else:
             click.echo(str(path))
         return
+    import shlex
+    import subprocess  # only here: `memory list` need not import it
+
     ctx.exit(subprocess.call([*shlex.split(editor), str(path)]))

@@ -43,11 +43,12 @@ import operator
 import os
 from typing import TYPE_CHECKING, Any
 
+from memvault.core.bullets import BulletItem
 from memvault.state_paths import PARSED
 
 if TYPE_CHECKING:
     from memvault.backends.base import Backend
-    from memvault.core.bullets import BulletDocument, BulletItem
+    from memvault.core.bullets import BulletDocument
 
 FORMAT = 2
 """Bump when what an entry holds changes."""
@@ -137,7 +138,7 @@ def _load(backend: Backend, path: str, data: bytes, digest: str) -> BulletDocume
 def _document(backend: Backend, path: str, data: bytes, body: bytes,
               meta: dict[str, Any]) -> BulletDocument:
     """Decode an entry's body, each chunk checked against its SHA-256 first."""
-    from memvault.core.bullets import BulletDocument, BulletItem
+    from memvault.core.bullets import BulletDocument
     from memvault.core.lines import TextFile
 
     chunks: list[tuple[bytes, str]] = []
@@ -209,10 +210,18 @@ def _same_items(items: list[BulletItem], known: list[BulletItem]) -> bool:
     return len(items) == len(known) and all(map(operator.is_, items, known))
 
 
-def _unchanged(item: BulletItem, row: tuple[Any, ...]) -> bool:
-    """An item handed out from an entry still reads as its row. Only the parser changes an
-    item after making it, and only these fields (`_assign_ids`, read-only marks)."""
-    return (item.id, item.provisional, item.readonly_reason) == (row[15], row[14], row[13])
+_MARK_FIELDS = ("id", "provisional", "readonly_reason")
+_MARKS = operator.attrgetter(*_MARK_FIELDS)
+_ROW_MARKS = operator.itemgetter(*(BulletItem.__slots__.index(f) for f in _MARK_FIELDS))
+
+
+def _unchanged(items: list[BulletItem], known: list[BulletItem],
+               rows: list[tuple[Any, ...]]) -> bool:
+    """`items` are the very objects `known` (handed out from an entry, or stored into it)
+    and still read as their `rows`. Only the parser changes an item after making it, and
+    only these fields (`_assign_ids`, read-only marks). Compared list by list, at C speed."""
+    return all(map(operator.is_, items, known)) and \
+        list(map(_MARKS, items)) == list(map(_ROW_MARKS, rows))
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -228,12 +237,9 @@ def store(backend: Backend, path: str, data: bytes, doc: BulletDocument,
     the previous entry, unchanged, are reused as encoded; the rest are encoded anew."""
     if not data or not enabled(backend):
         return
-    from operator import attrgetter
-
-    from memvault.core.bullets import BulletItem
     from memvault.core.records import match_key
 
-    fields = attrgetter(*BulletItem.__slots__)
+    fields = operator.attrgetter(*BulletItem.__slots__)
     items = doc.items
     known_items, known_rows, known_keys, known_chunks = _KNOWN.get(_where(backend, path)) \
         or ([], [], [], [])
@@ -244,8 +250,7 @@ def store(backend: Backend, path: str, data: bytes, doc: BulletDocument,
         stop = min(start + CHUNK, len(items))
         n = start // CHUNK
         if stop - start == CHUNK and n < len(known_chunks) and stop <= len(known_items) and \
-                all(items[i] is known_items[i] and _unchanged(items[i], known_rows[i])
-                    for i in range(start, stop)):
+                _unchanged(items[start:stop], known_items[start:stop], known_rows[start:stop]):
             rows += known_rows[start:stop]
             keys += known_keys[start:stop]
             chunks.append(known_chunks[n])
