@@ -252,10 +252,8 @@ def test_entries_stay_equal_to_a_full_parse_across_chunks(
     lines.insert(700, "- typed by hand in the middle" if by_hand else
                  "- in the middle [other] <!-- id:mid001 updated:1 -->")
     (root / MEMORY).write_text("# Memory\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
-    assert len(_texts(root)) == n + 1  # (a read of a file with a hand-written line runs the
-    # merge-leftover rules, which parse it themselves: the entry comes with the first write)
-    if not by_hand:
-        _entry_matches_a_full_parse(root)
+    assert len(_texts(root)) == n + 1
+    _entry_matches_a_full_parse(root)
     v = Vault.open(root)
     encoded: list[int] = []  # records encoded per chunk, by every store below
 
@@ -289,3 +287,61 @@ def test_entries_stay_equal_to_a_full_parse_across_chunks(
     assert ("typed by hand in the middle" if by_hand else "in the middle") in texts
     assert "From another process" in texts
     assert len(texts) == n + 1 + 4 + 1 + 1 - 1 - 1
+
+
+SKIP_THE_RULES = r"""
+import sys
+import memvault.core.reconcile as reconcile
+def refuse(*args, **kwargs):
+    sys.stderr.write("the merge-leftover rules ran\n")
+    sys.stderr.flush()
+    raise RuntimeError("refused")
+reconcile.tidy = refuse
+from memvault.cli.app import main
+sys.argv = ["memvault", "--vault", sys.argv[1], "memory", "list", "--all", "--json"]
+main()
+"""
+
+
+def test_a_hand_edited_file_is_checked_for_merge_leftovers_once_per_content(
+        vault: Path) -> None:
+    """A file with hand-written bullets passes the rules' quick check every time; the
+    entry records that the rules found nothing, so the next command runs neither them nor
+    the parser, until the bytes (or the forgotten ids) change."""
+    import subprocess
+    import sys
+
+    with (vault / MEMORY).open("a", encoding="utf-8") as fh:
+        fh.write("- I sail on Sundays\n- I row on Mondays\n")
+
+    def list_without_rules() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", SKIP_THE_RULES, str(vault)],
+                              capture_output=True, text=True, timeout=60)
+
+    assert "the merge-leftover rules ran" in list_without_rules().stderr  # nothing known yet
+    assert "I sail on Sundays" in _texts(vault)  # the rules run, and find nothing
+    _entry_matches_a_full_parse(vault)
+    done = list_without_rules()
+    assert done.returncode == 0, done.stderr
+    assert "I row on Mondays" in {f["text"] for f in json.loads(done.stdout)["facts"]}
+    # a forget changes what the rules are given: they run again
+    fact = next(f for f in json.loads(done.stdout)["facts"] if "locker" in f["text"])
+    _mv(vault, "forget", fact["id"], "--yes")
+    (vault / MEMORY).write_bytes((vault / MEMORY).read_bytes() + b"- I swim on Fridays\n")
+    assert "the merge-leftover rules ran" in list_without_rules().stderr
+
+
+@pytest.mark.parametrize("data", [b"# M\r\n\r\n- a\r\n- b", b"\xef\xbb\xbf- x\n", b"- a\rb\n",
+                                  b"\xff\xfe- a", b"- \xff bad\n", b"x\x00y\n"])
+def test_a_lazily_split_file_is_the_file(data: bytes) -> None:
+    """The lines of a cached document are split on first use (`TextFile.lazy`): the same
+    bytes back, the same read-only reason and line endings, the same edits."""
+    from memvault.core.lines import TextFile
+
+    lazy, eager = TextFile.lazy(data), TextFile.parse(data)
+    assert lazy.to_bytes() == data and lazy == eager and eager == lazy
+    assert lazy.readonly_reason == eager.readonly_reason
+    lazy, eager = TextFile.lazy(data), TextFile.parse(data)
+    lazy.insert_after(len(eager.lines) - 1, "- new")
+    eager.insert_after(len(eager.lines) - 1, "- new")
+    assert lazy.to_bytes() == eager.to_bytes() and lazy.dominant_eol == eager.dominant_eol

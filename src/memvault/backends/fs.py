@@ -22,7 +22,6 @@ from __future__ import annotations
 import builtins  # `builtins.list` in classes that have a method named list
 import hashlib
 import os
-import tempfile
 import time
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -210,6 +209,19 @@ class FsBackend:
                 tmp.unlink(missing_ok=True)  # after an exchange: the displaced old file
         return version_of(data, staged)
 
+    def write_cache(self, path: str, data: bytes) -> None:
+        """Replace a cache file atomically (temp file, rename) but without `fsync`: for a
+        cache whose every read is checked and which a crash may cost (the parse cache).
+        The same path checks as `write` (no symlinks, nothing outside the vault)."""
+        full = self._path(path, for_write=True)
+        with self.lock():
+            check_not_readonly(path, full)
+            tmp, _staged = self._stage(path, full, data, durable=False)
+            try:
+                os.replace(tmp, full)
+            finally:
+                tmp.unlink(missing_ok=True)
+
     def delete(self, path: str, *, expected: Expected = ANY, message: str = "") -> None:
         full = self._path(path, for_write=True)
         with self.lock():
@@ -286,12 +298,13 @@ class FsBackend:
                     if tmp is not None:
                         tmp[0].unlink(missing_ok=True)  # after an exchange: the old file
 
-    def _stage(self, path: str, full: Path, data: bytes, *,
-               clean: bool = True) -> tuple[Path, os.stat_result]:
+    def _stage(self, path: str, full: Path, data: bytes, *, clean: bool = True,
+               durable: bool = True) -> tuple[Path, os.stat_result]:
         """Write `data` to a temp file next to `full`, fsynced; returns the temp path and
         its `fstat` (the identity the installed file will have).
 
-        `clean=False`: the caller already removed stale temps (see `commit`)."""
+        `clean=False`: the caller already removed stale temps (see `commit`);
+        `durable=False`: no `fsync` (a cache, see `write_cache`)."""
         try:
             full.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
@@ -308,6 +321,8 @@ class FsBackend:
                                path=path) from None
         if clean:
             remove_stale_temps(full)
+        import tempfile  # here, not at the top: a command that only reads never needs it
+
         fd, tmp_name = tempfile.mkstemp(prefix=f".{full.name}.", suffix=".tmp",
                                         dir=full.parent)
         tmp = Path(tmp_name)
@@ -316,7 +331,8 @@ class FsBackend:
                 fh.write(data)
                 fh.flush()
                 os.chmod(tmp, mode if mode is not None else 0o644)
-                os.fsync(fh.fileno())
+                if durable:
+                    os.fsync(fh.fileno())
                 staged = os.fstat(fh.fileno())
         except BaseException:
             tmp.unlink(missing_ok=True)

@@ -82,6 +82,12 @@ class TextFile:
         dominant = "\r\n" if crlf > lf else "\n"
         return cls(lines=lines, bom=bom, readonly_reason=readonly, _dominant_eol=dominant)
 
+    @classmethod
+    def lazy(cls, data: bytes) -> TextFile:
+        """`parse(data)`, done only when the lines are first used: a reader that needs
+        only a file's parsed records (from the parse cache) never splits its lines."""
+        return _LazyTextFile(data)
+
     @property
     def dominant_eol(self) -> str:
         return self._dominant_eol
@@ -134,3 +140,32 @@ class TextFile:
             return
         eol = self.eol_for_insert_after(index)
         self.lines.insert(index + 1, Line(text, eol))
+
+
+class _LazyTextFile(TextFile):
+    """A `TextFile` whose fields are filled from `TextFile.parse(data)` on first access.
+
+    The fields are slots; reading one that is not filled yet raises `AttributeError`,
+    which lands in `__getattr__`, which fills them all. Compares equal to the eager
+    `TextFile` of the same bytes."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: bytes) -> None:  # noqa: D107 - the fields stay unfilled
+        self._data = data
+
+    def __getattr__(self, name: str) -> object:
+        if name not in ("lines", "bom", "readonly_reason", "_dominant_eol"):
+            raise AttributeError(name)
+        parsed = TextFile.parse(self._data)
+        self.lines, self.bom = parsed.lines, parsed.bom
+        self.readonly_reason, self._dominant_eol = parsed.readonly_reason, parsed._dominant_eol
+        return getattr(self, name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TextFile):
+            return NotImplemented
+        return (self.lines, self.bom, self.readonly_reason, self._dominant_eol) == (
+            other.lines, other.bom, other.readonly_reason, other._dominant_eol)
+
+    __hash__ = None  # type: ignore[assignment]  # like the dataclass: mutable, unhashable

@@ -27,6 +27,10 @@ each principal): what the parser returned for the file's exact bytes.
   forget (`services/forgetting.py`, also when completed after a crash) and a sync that
   brought a forget in (`services/sync.py`) drop every entry that no longer matches its
   file (`drop_stale`). Entries hold the user's words exactly like the memory files do.
+- **The merge-leftover rules' verdict.** A file with hand-written bullets passes the
+  rules' quick check every time (`core.reconcile.might_need_tidy`); when the rules then
+  found nothing, the entry records that (for the forgotten ids they were given and their
+  own source), so the next command skips them as well as the parse.
 - **Per principal by construction**: an entry belongs to one file path, and each
   principal's files have their own paths.
 
@@ -112,9 +116,43 @@ def parse(backend: Backend, path: str, data: bytes, *, keep: bool = True) -> Bul
     return doc
 
 
-def _load(backend: Backend, path: str, data: bytes, digest: str) -> BulletDocument | None:
+def parse_if_tidy(backend: Backend, path: str, data: bytes,
+                  verdict: str) -> BulletDocument | None:
+    """The entry's document when the entry is of exactly `data` *and* records that the
+    merge-leftover rules (`core.reconcile.tidy`) found nothing to settle in these bytes
+    under `verdict` (see `tidy_verdict`); else None. A file with hand-written bullets
+    always passes the rules' quick check, so without this every read would run them."""
+    if not data or not enabled(backend):
+        return None
+    return _load(backend, path, data, hashlib.sha256(data).hexdigest(), verdict=verdict)
+
+
+def note_tidy(backend: Backend, path: str, data: bytes, doc: BulletDocument,
+              verdict: str) -> None:
+    """Record that the rules found nothing in `data` under `verdict` (with `doc`, its
+    parse), when that is safe (`store_if_current`)."""
+    if data and enabled(backend):
+        store_if_current(backend, path, data, doc, tidy=verdict)
+
+
+def tidy_verdict(dead: frozenset[str], renumber_copies: bool) -> str:
+    """What a verdict of the merge-leftover rules depends on besides the bytes: the
+    forgotten record ids they were given, their option, and the rules' own source."""
+    from memvault.core import reconcile
+
+    try:
+        st = os.stat(reconcile.__file__ or "")
+        rules = f"{st.st_size}.{st.st_mtime_ns}"
+    except OSError:
+        rules = "?"
+    text = "\n".join([rules, str(renumber_copies), *sorted(dead)])
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _load(backend: Backend, path: str, data: bytes, digest: str, *,
+          verdict: str | None = None) -> BulletDocument | None:
     """The document of the entry for (`path`, `digest`), or None for anything less than a
-    valid entry of exactly those bytes."""
+    valid entry of exactly those bytes (and, with `verdict`, one that records it)."""
     try:
         blob = backend.read(entry_path(path))
     except Exception:  # noqa: BLE001 - an unreadable cache is a miss, never an error
@@ -128,7 +166,8 @@ def _load(backend: Backend, path: str, data: bytes, digest: str) -> BulletDocume
         meta = json.loads(head)
         if not isinstance(meta, dict) or meta.get("format") != FORMAT or \
                 meta.get("parser") != parser_id() or meta.get("path") != path or \
-                meta.get("source") != digest:
+                meta.get("source") != digest or \
+                (verdict is not None and meta.get("tidy") != verdict):
             return None
         return _document(backend, path, data, body, meta)
     except Exception:  # noqa: BLE001 - whatever is wrong with an entry makes it a miss
@@ -166,7 +205,7 @@ def _document(backend: Backend, path: str, data: bytes, body: bytes,
             rows += chunk_rows
             keys += chunk_keys
         items = [BulletItem(*row) for row in rows]
-        lines = TextFile.parse(data)
+        lines = TextFile.lazy(data)  # split only if the caller edits or renders lines
     finally:
         if paused:
             gc.enable()
@@ -228,7 +267,7 @@ def _unchanged(items: list[BulletItem], known: list[BulletItem],
 
 
 def store(backend: Backend, path: str, data: bytes, doc: BulletDocument,
-          digest: str | None = None) -> None:
+          digest: str | None = None, *, tidy: str | None = None) -> None:
     """Make `doc` (what `parse_bullets(data)` gives) the entry of `path`. The caller holds
     the vault's write lock and `data` is what the file now holds. A cache that cannot be
     written is left as it is (the next read parses).
@@ -265,19 +304,24 @@ def store(backend: Backend, path: str, data: bytes, doc: BulletDocument,
     head = {"format": FORMAT, "parser": parser_id(), "path": path,
             "source": digest or hashlib.sha256(data).hexdigest(),
             "readonly": doc.readonly_reason, "duplicated": sorted(doc.duplicate_ids),
+            "tidy": tidy,
             "chunks": [[len(piece), sha] for piece, sha in chunks]}
     _KNOWN[_where(backend, path)] = (list(items), rows, keys, chunks)
+    write_cache = getattr(backend, "write_cache", None)
+    if write_cache is None:
+        return
     try:
         _ensure_ignored(backend)
-        backend.write(entry_path(path), b"".join([json.dumps(head).encode(), b"\n",
-                                                  *(piece for piece, _sha in chunks)]),
-                      message="memvault: parse cache")
+        # No fsync: a crash may cost the entry (a torn one fails its checks), never
+        # leave words behind: entries are deleted durably (`drop`), written lazily.
+        write_cache(entry_path(path), b"".join([json.dumps(head).encode(), b"\n",
+                                                *(piece for piece, _sha in chunks)]))
     except Exception:  # noqa: BLE001 - a cache that cannot be written costs a parse later
         return
 
 
 def store_if_current(backend: Backend, path: str, data: bytes, doc: BulletDocument,
-                     digest: str | None = None) -> None:
+                     digest: str | None = None, *, tidy: str | None = None) -> None:
     """`store`, from a reader: only when the write lock is free (a reader never waits for
     a writer) and, under it, the file still holds `data`. A memvault write (a forget
     included) holds the lock from its read to its last step, so an entry stored here is
@@ -292,7 +336,7 @@ def store_if_current(backend: Backend, path: str, data: bytes, doc: BulletDocume
             now = backend.read(path)
             if now is None or now.data != data:
                 return
-            store(backend, path, data, doc, digest)
+            store(backend, path, data, doc, digest, tidy=tidy)
     except Exception:  # noqa: BLE001 - e.g. no write access to .memvault: just no cache
         return
 

@@ -33,7 +33,8 @@ from memvault.layout import DEFAULT_SCOPE, SCOPES_FOLDER
 if TYPE_CHECKING:
     from memvault.backends.base import Backend
     from memvault.core.bullets import BulletDocument
-    from memvault.core.reconcile import ConflictBlock, Tidied
+    from memvault.core.reconcile import ConflictBlock
+    from memvault.core.tidy_check import Tidied
     from memvault.services.doctor import Finding
     from memvault.services.vault import Vault
 
@@ -81,7 +82,7 @@ def this_clone_first(backend: Backend) -> bool:
 
 def write_view(backend: Backend, path: str, data: bytes, *,
                renumber_copies: bool = True) -> Tidied:
-    from memvault.core.reconcile import Tidied, might_need_tidy, tidy
+    from memvault.core.tidy_check import Tidied, might_need_tidy
     from memvault.services.journal import dead_records_in
 
     scope = scope_of(path)
@@ -89,11 +90,20 @@ def write_view(backend: Backend, path: str, data: bytes, *,
     if not might_need_tidy(data, dead):
         return Tidied(data)
     # A file with hand-written bullets passes the quick check every time; once the rules
-    # found nothing in these bytes (without asking the journal), they are not run again.
+    # found nothing in these bytes (without asking the journal), they are not run again:
+    # in this process, nor (through the parse cache's entry of these bytes) in the next.
     clean_key = (data, dead, renumber_copies)
     with _CLEAN_LOCK:
         if clean_key in _CLEAN:
             return Tidied(data)
+    from memvault.services import parse_cache
+
+    verdict = parse_cache.tidy_verdict(dead, renumber_copies)
+    known_clean = parse_cache.parse_if_tidy(backend, path, data, verdict)
+    if known_clean is not None:
+        return Tidied(data, doc=known_clean)
+    from memvault.core.reconcile import tidy
+
     asked = JournalKnows(backend, scope)
     out = tidy(data, dead=dead, local_first=this_clone_first(backend), path=path,
                known=asked, renumber_copies=renumber_copies, quick_check=False)
@@ -103,6 +113,8 @@ def write_view(backend: Backend, path: str, data: bytes, *,
             if len(_CLEAN) >= _CLEAN_MAX:
                 _CLEAN.pop(next(iter(_CLEAN)))
             _CLEAN[clean_key] = None
+        if out.doc is not None and out.doc.to_bytes() == data:
+            parse_cache.note_tidy(backend, path, data, out.doc, verdict)
     return out
 
 
