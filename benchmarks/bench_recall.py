@@ -28,7 +28,8 @@ Usage:  python benchmarks/bench_recall.py [--sizes 1000 10000 30000] [--rounds 1
         python benchmarks/bench_recall.py --only-cold [--workdir DIR] [--rounds 15]
         [--rows search]
         (row 8 alone; with --workdir the generated vaults are kept there and reused;
-        --rows keeps the commands whose name holds one of the words, and the baselines)
+        --rows keeps the commands whose name holds one of the words, and the baselines;
+        `--rows remember memory` generates no note vaults)
 Run by hand; never a pass/fail test. Results: docs/performance.md.
 """
 
@@ -386,7 +387,11 @@ def cold_only(workdir: Path, rounds: int, rows: list[str] | None = None) -> dict
     from memvault.services.setup import init_vault
 
     workdir.mkdir(parents=True, exist_ok=True)
-    for notes in (1000, 10_000):
+    # note vaults only when a chosen row runs on notes (`--rows remember memory`: none)
+    on_notes = ("search, 1,000 notes", "search, 10,000 notes",
+                "context, 10,000 notes + 2,000 facts")
+    wanted = rows is None or any(word in name for word in rows for name in on_notes)
+    for notes in (1000, 10_000) if wanted else ():
         root = workdir / f"vault{notes}"
         if not root.exists():
             print(f"generating {notes} notes ...", file=sys.stderr)
