@@ -126,7 +126,7 @@ def test_the_cache_is_really_used(vault: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "flipped byte", "empty",
-                                    "other parser", "other file"])
+                                    "other parser", "other file", "a named pipe"])
 def test_a_damaged_or_foreign_entry_is_ignored_and_rewritten(vault: Path,
                                                              damage: str) -> None:
     data = (vault / MEMORY).read_bytes()
@@ -137,8 +137,8 @@ def test_a_damaged_or_foreign_entry_is_ignored_and_rewritten(vault: Path,
         bad = random.Random(1).randbytes(len(good))
     elif damage == "truncated":
         bad = good[: len(good) // 2]
-    elif damage == "flipped byte":
-        k = len(head) + 1 + len(body) // 2
+    elif damage == "flipped byte":  # inside the first chunk's records
+        k = len(head) + 1 + 20
         bad = good[:k] + bytes([good[k] ^ 0x40]) + good[k + 1:]
     elif damage == "empty":
         bad = b""
@@ -146,11 +146,15 @@ def test_a_damaged_or_foreign_entry_is_ignored_and_rewritten(vault: Path,
         meta = json.loads(head)
         meta["parser"] = "1/4/0.0.1/0.0/0.0"
         bad = json.dumps(meta).encode() + b"\n" + body
-    else:  # the entry of another memory file (Lessons.md), holding these very bytes
+    elif damage == "other file":  # the entry of another memory file, of these very bytes
         lessons = "Pilot/Lessons.md"
         (vault / lessons).write_bytes(data)
         bad = _valid_entry_with(vault, lessons, data, "WORDS FROM THE CACHE")
-    entry.write_bytes(bad)
+    if damage == "a named pipe":  # opening it to read would block: never opened
+        entry.unlink()
+        os.mkfifo(entry)
+    else:
+        entry.write_bytes(bad)
     texts = _texts(vault)
     assert "WORDS FROM THE CACHE" not in texts and "My locker code is 1234" in texts
     _entry_matches_a_full_parse(vault)
@@ -263,7 +267,8 @@ def test_entries_stay_equal_to_a_full_parse_across_chunks(
 
         @staticmethod
         def dumps(value: object) -> bytes:
-            encoded.append(len(value[0]))  # type: ignore[index]
+            if isinstance(value, list) and value and isinstance(value[0], tuple):
+                encoded.append(len(value))  # the records of one chunk
             return marshal.dumps(value)
 
     monkeypatch.setattr(parse_cache, "marshal", CountingMarshal)
@@ -345,3 +350,21 @@ def test_a_lazily_split_file_is_the_file(data: bytes) -> None:
     lazy.insert_after(len(eager.lines) - 1, "- new")
     eager.insert_after(len(eager.lines) - 1, "- new")
     assert lazy.to_bytes() == eager.to_bytes() and lazy.dominant_eol == eager.dominant_eol
+
+
+def test_damaged_match_keys_are_computed_again(vault: Path) -> None:
+    """The match keys stored beside each chunk's records are checked when first used; a
+    damaged one is never believed (a near-duplicate or an exact duplicate still found)."""
+    _texts(vault)
+    entry = _entry(vault)
+    good = entry.read_bytes()
+    head = json.loads(good.partition(b"\n")[0])
+    rows_size, _sha, keys_size, _keys_sha = head["chunks"][0]
+    # the last key is the locker fact's ("my locker code is 1234"): change one of its letters
+    k = len(good.partition(b"\n")[0]) + 1 + rows_size + keys_size - 3
+    assert good[k:k + 3] == b"234"
+    entry.write_bytes(good[:k] + b"9" + good[k + 1:])
+    out = json.loads(_mv(vault, "remember", "My locker code is 1234", "--json"))
+    assert out["created"] is False  # the exact duplicate, found with keys computed anew
+    near = json.loads(_mv(vault, "remember", "My locker code is 12345", "--json"))
+    assert [d["text"] for d in near["near_duplicates"]] == ["My locker code is 1234"]

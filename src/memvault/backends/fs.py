@@ -209,6 +209,11 @@ class FsBackend:
                 tmp.unlink(missing_ok=True)  # after an exchange: the displaced old file
         return version_of(data, staged)
 
+    def read_cache(self, path: str) -> bytes | None:
+        """A cache file's bytes, or None: one plain read (no version, so no hashing), for
+        a cache that checks what it reads (the parse cache). Regular files only."""
+        return read_regular(self._path(path), path)
+
     def write_cache(self, path: str, data: bytes) -> None:
         """Replace a cache file atomically (temp file, rename) but without `fsync`: for a
         cache whose every read is checked and which a crash may cost (the parse cache).

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from memvault.backends.base import Backend
     from memvault.core.bullets import BulletDocument
 
-FORMAT = 2
+FORMAT = 3
 """Bump when what an entry holds changes."""
 
 IGNORE_ALL = b"# memvault's local parse cache: never committed\n*\n"
@@ -153,13 +153,16 @@ def _load(backend: Backend, path: str, data: bytes, digest: str, *,
           verdict: str | None = None) -> BulletDocument | None:
     """The document of the entry for (`path`, `digest`), or None for anything less than a
     valid entry of exactly those bytes (and, with `verdict`, one that records it)."""
+    read_cache = getattr(backend, "read_cache", None)
+    if read_cache is None:
+        return None
     try:
-        blob = backend.read(entry_path(path))
+        raw = read_cache(entry_path(path))
     except Exception:  # noqa: BLE001 - an unreadable cache is a miss, never an error
         return None
-    if blob is None:
+    if raw is None:
         return None
-    head, sep, body = blob.data.partition(b"\n")
+    head, sep, body = raw.partition(b"\n")
     if not sep:
         return None
     try:
@@ -176,34 +179,32 @@ def _load(backend: Backend, path: str, data: bytes, digest: str, *,
 
 def _document(backend: Backend, path: str, data: bytes, body: bytes,
               meta: dict[str, Any]) -> BulletDocument:
-    """Decode an entry's body, each chunk checked against its SHA-256 first."""
+    """Decode an entry's records, each chunk checked against its SHA-256 first (the match
+    keys stay encoded until `match_keys` asks for them)."""
     from memvault.core.bullets import BulletDocument
     from memvault.core.lines import TextFile
 
-    chunks: list[tuple[bytes, str]] = []
+    chunks: list[_Chunk] = []
     offset = 0
-    for size, sha in meta["chunks"]:
-        piece = body[offset:offset + size]
-        if len(piece) != size or hashlib.sha256(piece).hexdigest() != sha:
+    for rows_size, rows_sha, keys_size, keys_sha in meta["chunks"]:
+        rows_piece = body[offset:offset + rows_size]
+        keys_piece = body[offset + rows_size:offset + rows_size + keys_size]
+        if len(rows_piece) != rows_size or len(keys_piece) != keys_size or \
+                hashlib.sha256(rows_piece).hexdigest() != rows_sha:
             raise ValueError("damaged entry")
-        chunks.append((piece, sha))
-        offset += size
+        chunks.append(_Chunk(rows_piece, rows_sha, keys_piece, keys_sha))
+        offset += rows_size + keys_size
     if offset != len(body):
         raise ValueError("damaged entry")
     readonly_reason, duplicated = meta["readonly"], meta["duplicated"]
     if readonly_reason is not None and not isinstance(readonly_reason, str):
         raise ValueError("not an entry")
     rows: list[tuple[Any, ...]] = []
-    keys: list[str] = []
     paused = gc.isenabled()
     gc.disable()  # tens of thousands of objects and no cycles (see `parse_bullets`)
     try:
-        for piece, _sha in chunks:
-            chunk_rows, chunk_keys = marshal.loads(piece)
-            if len(chunk_rows) != len(chunk_keys):
-                raise ValueError("damaged entry")
-            rows += chunk_rows
-            keys += chunk_keys
+        for chunk in chunks:
+            rows += marshal.loads(chunk.rows)
         items = [BulletItem(*row) for row in rows]
         lines = TextFile.lazy(data)  # split only if the caller edits or renders lines
     finally:
@@ -214,7 +215,7 @@ def _document(backend: Backend, path: str, data: bytes, body: bytes,
         for it in items:
             if it.id in dupes:
                 dupes[it.id].append(it)
-    _KNOWN[_where(backend, path)] = (list(items), rows, keys, chunks)
+    _KNOWN[_where(backend, path)] = (list(items), rows, chunks)
     return BulletDocument(lines, items, readonly_reason, dupes)
 
 
@@ -224,10 +225,32 @@ CHUNK = 1024
 """Records per encoded chunk of an entry. An edit after the last record (a new fact)
 re-encodes only the last chunk; the others are reused as they were read or written."""
 
-_KNOWN: dict[tuple[str, str], tuple[list[BulletItem], list[tuple[Any, ...]], list[str],
-                                    list[tuple[bytes, str]]]] = {}
+
+class _Chunk:
+    """One chunk of an entry: its records and their match keys, each encoded with its
+    SHA-256 (`keys`: the decoded match keys, once someone asked for them)."""
+
+    __slots__ = ("rows", "rows_sha", "keys_piece", "keys_sha", "keys")
+
+    def __init__(self, rows: bytes, rows_sha: str, keys_piece: bytes, keys_sha: str,
+                 keys: list[str] | None = None) -> None:
+        self.rows, self.rows_sha = rows, rows_sha
+        self.keys_piece, self.keys_sha, self.keys = keys_piece, keys_sha, keys
+
+    def match_keys(self) -> list[str] | None:
+        if self.keys is None and hashlib.sha256(self.keys_piece).hexdigest() == self.keys_sha:
+            try:
+                keys = marshal.loads(self.keys_piece)
+            except (ValueError, EOFError, TypeError):
+                return None
+            self.keys = keys if isinstance(keys, list) else None
+        return self.keys
+
+
+_KNOWN: dict[tuple[str, str], tuple[list[BulletItem], list[tuple[Any, ...]],
+                                    list[_Chunk]]] = {}
 """Per memory file, the last entry this process read or wrote: its items (the very
-objects handed out), their encoded rows, their match keys and the encoded chunks."""
+objects handed out), their encoded rows and its chunks."""
 
 
 def _where(backend: Backend, path: str) -> tuple[str, str]:
@@ -241,7 +264,15 @@ def match_keys(backend: Backend, path: str, doc: BulletDocument) -> list[str]:
 
     known = _KNOWN.get(_where(backend, path))
     if known is not None and _same_items(doc.items, known[0]):
-        return known[2]
+        keys: list[str] = []
+        for chunk in known[2]:
+            part = chunk.match_keys()
+            if part is None:
+                break
+            keys += part
+        else:
+            if len(keys) == len(doc.items):
+                return keys
     return [match_key(it.text) for it in doc.items]
 
 
@@ -280,33 +311,30 @@ def store(backend: Backend, path: str, data: bytes, doc: BulletDocument,
 
     fields = operator.attrgetter(*BulletItem.__slots__)
     items = doc.items
-    known_items, known_rows, known_keys, known_chunks = _KNOWN.get(_where(backend, path)) \
-        or ([], [], [], [])
+    known_items, known_rows, known_chunks = _KNOWN.get(_where(backend, path)) or ([], [], [])
     rows: list[tuple[Any, ...]] = []
-    keys: list[str] = []
-    chunks: list[tuple[bytes, str]] = []
+    chunks: list[_Chunk] = []
     for start in range(0, len(items), CHUNK):
         stop = min(start + CHUNK, len(items))
         n = start // CHUNK
         if stop - start == CHUNK and n < len(known_chunks) and stop <= len(known_items) and \
                 _unchanged(items[start:stop], known_items[start:stop], known_rows[start:stop]):
             rows += known_rows[start:stop]
-            keys += known_keys[start:stop]
             chunks.append(known_chunks[n])
             continue
         chunk_rows = [fields(it) for it in items[start:stop]]
-        chunk_keys = [known_keys[i] if i < len(known_items) and items[i] is known_items[i]
-                      else match_key(items[i].text) for i in range(start, stop)]
-        piece = marshal.dumps((chunk_rows, chunk_keys))
+        chunk_keys = [match_key(it.text) for it in items[start:stop]]
+        rows_piece, keys_piece = marshal.dumps(chunk_rows), marshal.dumps(chunk_keys)
         rows += chunk_rows
-        keys += chunk_keys
-        chunks.append((piece, hashlib.sha256(piece).hexdigest()))
+        chunks.append(_Chunk(rows_piece, hashlib.sha256(rows_piece).hexdigest(), keys_piece,
+                             hashlib.sha256(keys_piece).hexdigest(), chunk_keys))
     head = {"format": FORMAT, "parser": parser_id(), "path": path,
             "source": digest or hashlib.sha256(data).hexdigest(),
             "readonly": doc.readonly_reason, "duplicated": sorted(doc.duplicate_ids),
             "tidy": tidy,
-            "chunks": [[len(piece), sha] for piece, sha in chunks]}
-    _KNOWN[_where(backend, path)] = (list(items), rows, keys, chunks)
+            "chunks": [[len(c.rows), c.rows_sha, len(c.keys_piece), c.keys_sha]
+                       for c in chunks]}
+    _KNOWN[_where(backend, path)] = (list(items), rows, chunks)
     write_cache = getattr(backend, "write_cache", None)
     if write_cache is None:
         return
@@ -314,8 +342,10 @@ def store(backend: Backend, path: str, data: bytes, doc: BulletDocument,
         _ensure_ignored(backend)
         # No fsync: a crash may cost the entry (a torn one fails its checks), never
         # leave words behind: entries are deleted durably (`drop`), written lazily.
-        write_cache(entry_path(path), b"".join([json.dumps(head).encode(), b"\n",
-                                                *(piece for piece, _sha in chunks)]))
+        parts = [json.dumps(head).encode(), b"\n"]
+        for chunk in chunks:
+            parts += (chunk.rows, chunk.keys_piece)
+        write_cache(entry_path(path), b"".join(parts))
     except Exception:  # noqa: BLE001 - a cache that cannot be written costs a parse later
         return
 
