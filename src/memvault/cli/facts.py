@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from memvault.cli.state import (
+    collector_paused,
     confirm,
     console,
     notice,
@@ -31,7 +32,8 @@ def remember(ctx: click.Context, text: str, category: str | None) -> None:
 
     Example: memvault remember "My main project is Aurora" --category project
     """
-    result = state(ctx).vault().memory.remember(text, category)
+    with collector_paused():
+        result = state(ctx).vault().memory.remember(text, category)
     if wants_json(ctx):
         print_json(result.to_dict())
         return

@@ -7,7 +7,15 @@ import os
 import click
 
 from memvault.cli.base import group
-from memvault.cli.state import confirm, console, esc, print_json, state, wants_json
+from memvault.cli.state import (
+    collector_paused,
+    confirm,
+    console,
+    esc,
+    print_json,
+    state,
+    wants_json,
+)
 
 memory_group = group("memory", "Read and manage the facts in Memory.md.\n\n"
                                "Example: memvault memory list --all")
@@ -22,16 +30,17 @@ def list_facts(ctx: click.Context, all_: bool, category: str | None) -> None:
 
     Example: memvault memory list --all --json
     """
-    vault = state(ctx).vault()
-    listing = vault.memory.listing(all=all_, category=category)
-    facts = listing.facts
-    if listing.read_only:
-        from memvault.cli.state import warn
+    with collector_paused():
+        vault = state(ctx).vault()
+        listing = vault.memory.listing(all=all_, category=category)
+        facts = listing.facts
+        if listing.read_only:
+            from memvault.cli.state import warn
 
-        warn(f"{listing.path} is read-only for memvault: {listing.read_only}")
-    if wants_json(ctx):
-        print_json(listing.to_dict())
-        return
+            warn(f"{listing.path} is read-only for memvault: {listing.read_only}")
+        if wants_json(ctx):
+            print_json(listing.to_dict())
+            return
     if not facts:
         console().print("no facts yet — `memvault remember \"...\"` adds one"
                         if not category else f"no facts in category {esc(category)}")
