@@ -39,6 +39,7 @@ from memvault.backends.fs_io import (
     changed_ns,
     check_not_readonly,
     fsync_dir,
+    make_temp,
     open_for_append,
     read_regular,
     remove_stale_temps,
@@ -326,11 +327,7 @@ class FsBackend:
                                path=path) from None
         if clean:
             remove_stale_temps(full)
-        import tempfile  # here, not at the top: a command that only reads never needs it
-
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{full.name}.", suffix=".tmp",
-                                        dir=full.parent)
-        tmp = Path(tmp_name)
+        fd, tmp = make_temp(full)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)

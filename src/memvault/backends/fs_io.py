@@ -282,6 +282,24 @@ def check_not_readonly(path: str, full: Path) -> None:
                        path=path)
 
 
+_TEMP_FLAGS = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | _CLOEXEC
+               | _BINARY)
+
+
+def make_temp(full: Path) -> tuple[int, Path]:
+    """A new, empty temp file `.<name>.<random>.tmp` beside `full`, open for writing (mode
+    0600; never an existing file, never through a link): what `tempfile.mkstemp` does,
+    without importing `tempfile` (and with it `shutil`, `bz2` and `lzma`) into every
+    command that writes."""
+    for _ in range(100):
+        tmp = full.with_name(f".{full.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, _TEMP_FLAGS, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temp name beside {full.name}")
+
+
 def remove_stale_temps(full: Path) -> None:
     """Delete temp files a killed writer left next to `full`.
 
