@@ -343,11 +343,12 @@ def cold_alternated(workdir: Path, rounds: int, rows: list[str] | None = None
     times: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}  # user + system
     load_before = [round(x, 2) for x in os.getloadavg()]
+    run_id = os.urandom(4).hex()  # a reused --workdir must not make `remember` a no-op
     for n in range(rounds):
         for name, cmd in commands.items():
             if cmd is None:
-                cmd = cli(facts10k, "remember", f"alternated bench fact {n} xq", "--category",
-                          "other")
+                cmd = cli(facts10k, "remember", f"alternated bench fact {run_id} {n} xq",
+                          "--category", "other")
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             run(cmd)
