@@ -76,12 +76,16 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    """Every file's bytes, except the index (a cache whose pages a refresh rewrites), with
-    the clock taken out (journal event ids and times, `updated:` stamps and the safety
-    net's digests of stamped files): the two runs happen a moment apart."""
+    """Every file's bytes, except the index (a cache whose pages a refresh rewrites) and
+    the parse cache (its entries name the digests of stamped files), with the clock taken
+    out (journal event ids and times, `updated:` stamps and the safety net's digests of
+    stamped files): the two runs happen a moment apart."""
+    from memvault.state_paths import PARSED
+
     out = {}
     for p in sorted(root.rglob("*")):
-        if not p.is_file() or p.name.startswith("index.sqlite"):
+        if not p.is_file() or p.name.startswith("index.sqlite") or \
+                p.relative_to(root).as_posix().startswith(PARSED + "/"):
             continue
         data = re.sub(rb"updated:\d+", b"updated:T", p.read_bytes())
         data = re.sub(rb'"sha1": "[0-9a-f]+"', b'"sha1": "S"', data)  # of stamped bytes
