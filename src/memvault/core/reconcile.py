@@ -272,11 +272,14 @@ def derived_id(record: str, text: str, taken: set[str]) -> str:
 
 def tidy(data: bytes, *, dead: Iterable[str] = (), local_first: bool = True,
          path: str = "", known: Callable[[str, str], bool] = lambda _id, _text: False,
-         renumber_copies: bool = True, quick_check: bool = True) -> Tidied:
+         renumber_copies: bool = True, quick_check: bool = True,
+         parsed: BulletDocument | None = None) -> Tidied:
     """Settle what a merge left in a bullet file (see the module doc). `known(id, text)`
     says whether the journal holds that text for that record (a memvault version).
     `renumber_copies=False` leaves a copied line's duplicate id as it is (ambiguous).
-    `quick_check=False`: the caller already ran `might_need_tidy` on these bytes."""
+    `quick_check=False`: the caller already ran `might_need_tidy` on these bytes.
+    `parsed`: `parse_bullets(data)` when the caller has it (a new object it may lose to
+    the edits made here; used only when `data` holds no conflict marker)."""
     dead = set(dead)
     if quick_check and not might_need_tidy(data, dead):
         return Tidied(data)
@@ -289,7 +292,7 @@ def tidy(data: bytes, *, dead: Iterable[str] = (), local_first: bool = True,
         _settle_blocks(tf, dead, local_first, out, where)
         doc = parse_bullets(tf.to_bytes())
     else:
-        doc = parse_bullets(data)
+        doc = parsed if parsed is not None else parse_bullets(data)
         if doc.file.readonly_reason:
             return out
     # Copies first: a copy that became a fact of its own is not the forgotten one.

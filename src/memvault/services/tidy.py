@@ -105,8 +105,12 @@ def write_view(backend: Backend, path: str, data: bytes, *,
     from memvault.core.reconcile import tidy
 
     asked = JournalKnows(backend, scope)
+    # the rules parse what they settle: from the cache when it holds these bytes
+    parsed = parse_cache.parse(backend, path, data, keep=False) \
+        if b"<<<<<<<" not in data else None
     out = tidy(data, dead=dead, local_first=this_clone_first(backend), path=path,
-               known=asked, renumber_copies=renumber_copies, quick_check=False)
+               known=asked, renumber_copies=renumber_copies, quick_check=False,
+               parsed=parsed)
     if out.data == data and not out.blocks and not out.all_notes and \
             not asked.consulted:
         with _CLEAN_LOCK:
