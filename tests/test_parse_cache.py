@@ -24,6 +24,7 @@ from memvault.services.setup import init_vault
 from memvault.state_paths import PARSED
 from tests.conftest import run_memvault
 from tests.test_forget_crash import _forget
+from tests.test_net_forgetting import clones  # noqa: F401 - a fixture: two synced clones
 
 MEMORY = "Pilot/Memory.md"
 
@@ -368,3 +369,22 @@ def test_damaged_match_keys_are_computed_again(vault: Path) -> None:
     assert out["created"] is False  # the exact duplicate, found with keys computed anew
     near = json.loads(_mv(vault, "remember", "My locker code is 12345", "--json"))
     assert [d["text"] for d in near["near_duplicates"]] == ["My locker code is 1234"]
+
+
+def test_a_permanent_forget_that_arrives_through_sync_leaves_no_entry_with_the_words(
+        clones: tuple[Path, Path]) -> None:  # noqa: F811 - the fixture imported above
+    """Clone A has an entry holding a fact's words; the fact is forgotten permanently on
+    clone B; A's `memvault sync` pulls the forget in and, before any other command runs,
+    no file of A's parse cache holds the words."""
+    a, b = clones
+    fact = json.loads(_mv(a, "remember", "my alarm code is 8093 swift", "--json"))["fact"]
+    _mv(a, "sync")
+    _mv(b, "sync")
+    assert "my alarm code is 8093 swift" in _texts(a)
+    assert _under_state(a, b"8093") and any(p.startswith(PARSED) for p in
+                                            _under_state(a, b"8093"))
+    _mv(b, "forget", fact["id"], "--permanent", "--yes")
+    _mv(b, "sync")
+    _mv(a, "sync")
+    assert [p for p in _under_state(a, b"8093") if p.startswith(PARSED)] == []
+    assert "my alarm code is 8093 swift" not in _texts(a)
