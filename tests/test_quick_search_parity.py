@@ -97,12 +97,13 @@ def _snapshot(root: Path) -> dict[str, bytes]:
     return out
 
 
-def _run(path: str, root: Path, argv: list[str], tmp: Path) -> tuple[int, str, str, list[str]]:
+def _run(path: str, root: Path, argv: list[str], tmp: Path, cwd: Path | None = None,
+         env: dict[str, str] | None = None) -> tuple[int, str, str, list[str]]:
     out = tmp / f"probe-{path}.json"
-    env = dict(_env(tmp), PROBE_PATH=path, PROBE_OUT=str(out))
+    env = dict(_env(tmp), PROBE_PATH=path, PROBE_OUT=str(out), **(env or {}))
     args = [a.replace("{vault}", str(root)) for a in argv]
     done = subprocess.run([sys.executable, "-c", PROBE, "memvault", *args], capture_output=True,
-                          env=env, timeout=60, cwd=tmp)
+                          env=env, timeout=60, cwd=cwd or tmp)
     text = str(root)
     imported = json.loads(out.read_text()) if out.exists() else ["?"]
     return (done.returncode, done.stdout.decode("utf-8", "replace").replace(text, "{vault}"),
@@ -313,3 +314,26 @@ def test_the_quick_path_writes_nothing(base_vault, tmp_path) -> None:
     after = {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")
              if p.is_file() and not p.name.endswith(("-wal", "-shm"))}
     assert after == before
+
+
+@pytest.mark.parametrize("where", ["vault folder", "a note folder", "MEMVAULT_VAULT",
+                                   "MEMVAULT_SCOPE"])
+def test_the_vault_found_without_vault_is_the_same_on_both_paths(base_vault, tmp_path,
+                                                                 where) -> None:
+    """Without `--vault`: the nearest folder holding `.memvault/` (from the vault or a
+    folder inside it), or the environment's vault and principal."""
+    results = []
+    for path in ("quick", "click"):
+        root = tmp_path / path / "vault"
+        shutil.copytree(base_vault, root, symlinks=True)
+        cwd = {"vault folder": root, "a note folder": root / "Projects"}.get(where)
+        env = {"MEMVAULT_VAULT": str(root)} if where.startswith("MEMVAULT") else {}
+        if where == "MEMVAULT_SCOPE":
+            env["MEMVAULT_SCOPE"] = "other"
+        results.append(_run(path, root, ["search", "--json", "zeppelin"], tmp_path / path,
+                            cwd=cwd, env=env))
+    quick, click = results
+    assert quick[:3] == click[:3]
+    assert quick[0] == 0 and quick[3] == [], quick[2]
+    paths = {r["path"] for r in json.loads(quick[1])["results"]}
+    assert ("Pilot/scopes/other/Notes about other.md" in paths) == (where == "MEMVAULT_SCOPE")

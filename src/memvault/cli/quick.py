@@ -116,8 +116,9 @@ def _plain_reader(root: str) -> Callable[[str], bytes | None]:
     real_root = os.path.realpath(root)
 
     def read(rel: str) -> bytes | None:
-        full = os.path.join(root, rel)
-        if os.path.realpath(full) != os.path.join(real_root, rel):
+        parts = rel.split("/")
+        full = os.path.join(root, *parts)
+        if os.path.realpath(full) != os.path.join(real_root, *parts):
             raise NotPlain(f"{rel} is reached through a symlink")
         found = stable_read(full, rel)
         return None if found is None else found[0]
