@@ -121,14 +121,14 @@ def test_a_permanent_forget_killed_at_any_step_leaves_the_fact_or_no_copy(
 def test_forget_permanent_erases_an_id_only_the_history_holds(cli, vault_dir: Path) -> None:
     """A fact forgotten without --permanent (or lost mid-forget) keeps its text in the
     journal; `forget --permanent ID` must still find it there and erase it."""
-    fact_id = json.loads(cli("remember", "My locker code is 4711", "--json").stdout)["fact"]["id"]
+    fact_id = json.loads(cli("remember", "My locker code is K4711Z", "--json").stdout)["fact"]["id"]
     cli("forget", fact_id, "--yes")
-    assert b"4711" in (vault_dir / ".memvault/events.jsonl").read_bytes()
+    assert b"K4711Z" in (vault_dir / ".memvault/events.jsonl").read_bytes()
     assert "no fact matches" in cli("forget", fact_id, "--yes", expect=1).stderr
     out = json.loads(cli("forget", fact_id, "--permanent", "--yes", "--json").stdout)
     assert out["forgotten"] == [{"id": fact_id, "category": "other"}]
     assert out["purged_events"] >= 2
-    assert not [p for p in vault_dir.rglob("*") if p.is_file() and b"4711" in p.read_bytes()]
+    assert not [p for p in vault_dir.rglob("*") if p.is_file() and b"K4711Z" in p.read_bytes()]
     assert "no fact matches" in cli("forget", fact_id, "--permanent", "--yes",
                                     expect=1).stderr
     cli("remember", "Another fact")

@@ -79,14 +79,14 @@ def test_forgetting_leaves_no_copy_in_the_net(cli, vault_dir) -> None:
     assert b"sunflower" not in _net_bytes(vault_dir)
     # and a text that vanished first (kept as lost), then is forgotten by a later remember +
     # forget of the same words, leaves no copy either
-    cli("remember", "My locker code is 4711")
+    cli("remember", "My locker code is K4711Z")
     cli("remember", "Filler")
-    _delete_line(vault_dir, "4711")
+    _delete_line(vault_dir, "K4711Z")
     cli("remember", "Absorb the loss")  # moves the vanished line into lost.jsonl
-    assert b"4711" in _net_bytes(vault_dir)
-    cli("remember", "My locker code is 4711")
-    cli("forget", "4711", "--permanent", "--yes")
-    assert b"4711" not in _net_bytes(vault_dir)
+    assert b"K4711Z" in _net_bytes(vault_dir)
+    cli("remember", "My locker code is K4711Z")
+    cli("forget", "K4711Z", "--permanent", "--yes")
+    assert b"K4711Z" not in _net_bytes(vault_dir)
     assert json.loads(cli("memory", "recover", "--json").stdout)["lost"] == []
 
 
