@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import wraps
 from typing import TypeVar
 
-from memvault.core.lines import TextFile
+from memvault.core.lines import Line, TextFile
 
 _MARKER = re.compile(r"([-*+])([ \t]+)(.*)\Z", re.S)
 _EMPTY_MARKER = re.compile(r"[-*+][ \t]*\Z")
@@ -126,7 +126,9 @@ class BulletDocument:
     def delete_item(self, item: BulletItem) -> None:
         """Remove the item and its nested children."""
         self._check_writable()
+        opened_with_frontmatter = self._has_frontmatter()
         self.file.replace(item.start, item.end, [])
+        self._keep_body_out_of_frontmatter(opened_with_frontmatter)
         self._reparse()
 
     def delete_items(self, items: list[BulletItem]) -> None:
@@ -134,6 +136,7 @@ class BulletDocument:
         if not items:
             return
         self._check_writable()
+        opened_with_frontmatter = self._has_frontmatter()
         lines = self.file.lines
         drop: set[int] = set()
         for item in items:
@@ -142,7 +145,23 @@ class BulletDocument:
         if kept and lines[-1].eol == "" and len(lines) - 1 in drop:
             kept[-1].eol = ""  # the file still ends without a final newline
         self.file.lines = kept
+        self._keep_body_out_of_frontmatter(opened_with_frontmatter)
         self._reparse()
+
+    def _has_frontmatter(self) -> bool:
+        lines = self.file.lines
+        if not lines or lines[0].text.rstrip() != "---":
+            return False
+        return _frontmatter_end([ln.text for ln in lines]) > 0
+
+    def _keep_body_out_of_frontmatter(self, opened_with_frontmatter: bool) -> None:
+        """After removing lines from the top of a file that had no frontmatter, the file
+        may now start with `---` and a later `---`: every reader (this parser and
+        Obsidian) would take the lines between them for frontmatter, and the facts
+        there would vanish. A blank first line keeps them in the body."""
+        if opened_with_frontmatter or not self._has_frontmatter():
+            return
+        self.file.lines.insert(0, Line("", self.file.dominant_eol))
 
     def insert_item(self, new_line: str, children: tuple[str, ...] = ()) -> None:
         """Add a new item (and its nested `children` lines, verbatim) after the last
