@@ -120,26 +120,32 @@ class BulletDocument:
     def replace_item(self, item: BulletItem, new_line: str) -> None:
         """Replace the item's text lines with one new line; nested children stay."""
         self._check_writable()
+        index, item = self._current(item)
+        saved = self._snapshot()
         self.file.replace(item.start, item.text_end, [new_line])
         self._reparse()
+        after = [_identity(it) for it in self.items]
+        if len(after) != len(saved[1]) or after[:index] + after[index + 1:] != \
+                saved[1][:index] + saved[1][index + 1:]:
+            self._restore(saved, item)
 
     def delete_item(self, item: BulletItem) -> None:
         """Remove the item and its nested children."""
-        self._check_writable()
-        opened_with_frontmatter = self._has_frontmatter()
-        self.file.replace(item.start, item.end, [])
-        self._keep_body_out_of_frontmatter(opened_with_frontmatter)
-        self._reparse()
+        self.delete_items([item])
 
     def delete_items(self, items: list[BulletItem]) -> None:
         """Remove several items (each with its nested children), parsing the file once."""
         if not items:
             return
         self._check_writable()
+        positions = {id(it): i for i, it in enumerate(self.items)}
+        found = [self._current(item, positions) for item in items]
+        gone = {index for index, _ in found}
+        saved = self._snapshot()
         opened_with_frontmatter = self._has_frontmatter()
         lines = self.file.lines
         drop: set[int] = set()
-        for item in items:
+        for _, item in found:
             drop.update(range(item.start, item.end))
         kept = [ln for i, ln in enumerate(lines) if i not in drop]
         if kept and lines[-1].eol == "" and len(lines) - 1 in drop:
@@ -147,6 +153,57 @@ class BulletDocument:
         self.file.lines = kept
         self._keep_body_out_of_frontmatter(opened_with_frontmatter)
         self._reparse()
+        expected = [ident for i, ident in enumerate(saved[1]) if i not in gone]
+        if [_identity(it) for it in self.items] != expected:
+            self._restore(saved, found[0][1])
+
+    # -- finding the item to edit, and the check every removing or replacing edit ends with
+    #
+    # Callers often hold items from before an earlier edit of the same document (they
+    # edit bottom-up, or in file order). An item is found again in the current parse:
+    # the same object, else the item at the same lines with the same id and words, else
+    # the one item with its id and words wherever it now is. And whatever the item's
+    # line numbers came from (this parse or the parse cache), an edit must leave every
+    # other item as it was; if it did not, the numbers were not this file's and the
+    # edit is undone.
+
+    def _current(self, item: BulletItem,
+                 positions: dict[int, int] | None = None) -> tuple[int, BulletItem]:
+        if positions is not None:
+            at = positions.get(id(item))
+            if at is not None:
+                return at, item
+        else:
+            for i, it in enumerate(self.items):
+                if it is item:
+                    return i, it
+        same = _identity(item)
+        at_lines = [(i, it) for i, it in enumerate(self.items)
+                    if (it.start, it.text_end, it.end) == (item.start, item.text_end, item.end)
+                    and _identity(it) == same]
+        if at_lines:
+            return at_lines[0]
+        moved = [(i, it) for i, it in enumerate(self.items)
+                 if it.id == item.id and _identity(it) == same]
+        if len(moved) == 1:
+            return moved[0]
+        from memvault.errors import ReadOnly
+
+        raise ReadOnly(f"line {item.line_no}: this item is no longer where it was read; "
+                       "nothing was changed")
+
+    def _snapshot(self) -> tuple[list[Line], list[tuple[object, ...]]]:
+        return ([Line(ln.text, ln.eol) for ln in self.file.lines],
+                [_identity(it) for it in self.items])
+
+    def _restore(self, saved: tuple[list[Line], list[tuple[object, ...]]],
+                 item: BulletItem) -> None:
+        from memvault.errors import ReadOnly
+
+        self.file.lines = saved[0]
+        self._reparse()
+        raise ReadOnly(f"line {item.line_no}: the edit would have changed other items "
+                       "(the file's lines and their parse disagree); nothing was changed")
 
     def _has_frontmatter(self) -> bool:
         lines = self.file.lines
@@ -253,6 +310,14 @@ def _cycle_gc_paused(func: Callable[..., _R]) -> Callable[..., _R]:
 
 
 @_cycle_gc_paused
+def _identity(item: BulletItem) -> tuple[object, ...]:
+    """What an edit of another item must leave as it was. Hand-written bullets carry
+    ids numbered by occurrence, which shift when an identical bullet goes; their words
+    and metadata identify them instead."""
+    return (None if item.provisional else item.id, item.text, item.category_raw,
+            item.meta, item.task)
+
+
 def parse_bullets(data: bytes) -> BulletDocument:
     """Parse a memory file. Never raises; problems become read-only reasons."""
     return _parse_text_file(TextFile.parse(data))
