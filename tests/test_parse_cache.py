@@ -41,7 +41,9 @@ def _texts(root: Path, *scope: str) -> list[str]:
 
 
 def _entry(root: Path, path: str = MEMORY) -> Path:
-    return root / parse_cache.entry_path(path)
+    entry = parse_cache.entry_path(root, path)
+    assert entry is not None, "no parse-cache key yet"
+    return root / entry
 
 
 @pytest.fixture
@@ -118,6 +120,18 @@ def _valid_entry_with(root: Path, path: str, data: bytes, text: str) -> bytes:
     return _entry(root, path).read_bytes()
 
 
+def _signed(root: Path, head: bytes, body: bytes) -> bytes:
+    """An entry with this head and body, signed with the clone's own key (as memvault
+    would sign it)."""
+    from memvault.services import parse_cache_files as files
+
+    with files.opened(root) as folder:
+        assert folder is not None
+        key = files.load_key(folder)
+    assert key is not None
+    return files.sign(key, head) + b"\n" + head + b"\n" + body
+
+
 def test_the_cache_is_really_used(vault: Path) -> None:
     """The control for the tests below: a well-formed entry of the file's exact bytes is
     what a command reads (so the other tests can fail)."""
@@ -133,20 +147,21 @@ def test_a_damaged_or_foreign_entry_is_ignored_and_rewritten(vault: Path,
     data = (vault / MEMORY).read_bytes()
     entry = _entry(vault)
     good = _valid_entry_with(vault, MEMORY, data, "WORDS FROM THE CACHE")
-    head, _, body = good.partition(b"\n")
+    tag, _, rest = good.partition(b"\n")
+    head, _, body = rest.partition(b"\n")
     if damage == "garbage":
         bad = random.Random(1).randbytes(len(good))
     elif damage == "truncated":
         bad = good[: len(good) // 2]
     elif damage == "flipped byte":  # inside the first chunk's records
-        k = len(head) + 1 + 20
+        k = len(tag) + 1 + len(head) + 1 + 20
         bad = good[:k] + bytes([good[k] ^ 0x40]) + good[k + 1:]
     elif damage == "empty":
         bad = b""
     elif damage == "other parser":
         meta = json.loads(head)
         meta["parser"] = "1/4/0.0.1/0.0/0.0"
-        bad = json.dumps(meta).encode() + b"\n" + body
+        bad = _signed(vault, json.dumps(meta).encode(), body)  # signed with this clone's key
     elif damage == "other file":  # the entry of another memory file, of these very bytes
         lessons = "Pilot/Lessons.md"
         (vault / lessons).write_bytes(data)
@@ -182,7 +197,7 @@ def _under_state(root: Path, needle: bytes) -> list[str]:
 
 def test_a_permanent_forget_leaves_no_entry_with_the_words(vault: Path) -> None:
     assert "My locker code is 1234" in _texts(vault)
-    assert parse_cache.entry_path(MEMORY) in _under_state(vault, b"locker code is 1234")
+    assert parse_cache.entry_path(vault, MEMORY) in _under_state(vault, b"locker code is 1234")
     fact = next(f for f in json.loads(_mv(vault, "memory", "list", "--all", "--json"))["facts"]
                 if "locker" in f["text"])
     _mv(vault, "forget", fact["id"], "--permanent", "--yes")
@@ -200,7 +215,8 @@ def test_a_forget_killed_at_every_step_leaves_no_entry_with_the_words(tmp_path: 
         v.memory.remember(f"Fact number {i:04d} about the ferry to Porto", "other")
     fact = v.memory.remember("My locker code is 1234", "identity").fact
     _texts(template)
-    assert parse_cache.entry_path(MEMORY) in _under_state(template, b"locker code is 1234")
+    assert parse_cache.entry_path(template, MEMORY) in \
+        _under_state(template, b"locker code is 1234")
     kill_after, total = 1, None
     while total is None or kill_after <= total:
         root = tmp_path / f"k{kill_after}"
@@ -224,7 +240,7 @@ def test_an_entry_of_bytes_the_file_no_longer_holds_is_dropped_by_a_forget(
     path = vault / MEMORY
     path.write_bytes(b"".join(ln for ln in path.read_bytes().splitlines(keepends=True)
                               if b"locker" not in ln))
-    entry = parse_cache.entry_path(MEMORY)
+    entry = parse_cache.entry_path(vault, MEMORY)
     assert entry in _under_state(vault, b"locker code is 1234")  # stale until read again
     assert parse_cache.drop_stale(local_backend(vault)) == 1
     assert entry not in _under_state(vault, b"locker code is 1234")
@@ -359,10 +375,11 @@ def test_damaged_match_keys_are_computed_again(vault: Path) -> None:
     _texts(vault)
     entry = _entry(vault)
     good = entry.read_bytes()
-    head = json.loads(good.partition(b"\n")[0])
+    tag, _, rest = good.partition(b"\n")
+    head = json.loads(rest.partition(b"\n")[0])
     rows_size, _sha, keys_size, _keys_sha = head["chunks"][0]
     # the last key is the locker fact's ("my locker code is 1234"): change one of its letters
-    k = len(good.partition(b"\n")[0]) + 1 + rows_size + keys_size - 3
+    k = len(tag) + 1 + len(rest.partition(b"\n")[0]) + 1 + rows_size + keys_size - 3
     assert good[k:k + 3] == b"234"
     entry.write_bytes(good[:k] + b"9" + good[k + 1:])
     out = json.loads(_mv(vault, "remember", "My locker code is 1234", "--json"))

@@ -45,6 +45,16 @@ NOTICES = state_path("safety/notices.json")  # which standing problems a command
 MIRROR_MANIFEST = state_path("mirror.json")  # path -> the version each copy was made at
 MIRROR_LOCK = state_path("mirror.lock")
 
+COMMITTED = (CONFIG, EVENTS, TOMBSTONES, GITIGNORE)
+"""The state files that belong in git; everything else under the state folder is local."""
+
+
+def is_local_state(rel: str) -> bool:
+    """Whether the vault-relative `rel` is a local file of the state folder (a cache, a
+    lock, a key) that git should never track."""
+    return rel.startswith(f"{STATE_DIR}/") and rel not in COMMITTED
+
+
 # Append-only JSON-lines files that git merges as a union of lines (the merge driver).
 JOURNALS = (EVENTS, TOMBSTONES)
 

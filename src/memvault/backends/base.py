@@ -79,9 +79,8 @@ class Capabilities:
     the safety net, `memory open` and the on-disk search index work on it. Methods:
     `remove_stale_temps(paths)` (temp files a killed write left), `link_target(path)`
     (where a symlinked path leads), `try_lock()` (the write lock without waiting: a
-    context manager yielding whether it is held), and `read_cache(path)` /
-    `write_cache(path, data)` (a plain read, and an atomic replace without `fsync`, for a
-    cache that checks what it reads)."""
+    context manager yielding whether it is held); the parse cache lives in its
+    `.memvault/parsed/` (see `services/parse_cache_files.py`)."""
     git_dir: Path | None = None
     """The git folder, when `local_root` lies in a git work tree: `memvault sync`, counting
     and rewriting history after a permanent forget, doctor's merge checks; writes are

@@ -210,24 +210,6 @@ class FsBackend:
                 tmp.unlink(missing_ok=True)  # after an exchange: the displaced old file
         return version_of(data, staged)
 
-    def read_cache(self, path: str) -> bytes | None:
-        """A cache file's bytes, or None: one plain read (no version, so no hashing), for
-        a cache that checks what it reads (the parse cache). Regular files only."""
-        return read_regular(self._path(path), path)
-
-    def write_cache(self, path: str, data: bytes) -> None:
-        """Replace a cache file atomically (temp file, rename) but without `fsync`: for a
-        cache whose every read is checked and which a crash may cost (the parse cache).
-        The same path checks as `write` (no symlinks, nothing outside the vault)."""
-        full = self._path(path, for_write=True)
-        with self.lock():
-            check_not_readonly(path, full)
-            tmp, _staged = self._stage(path, full, data, durable=False)
-            try:
-                os.replace(tmp, full)
-            finally:
-                tmp.unlink(missing_ok=True)
-
     def delete(self, path: str, *, expected: Expected = ANY, message: str = "") -> None:
         full = self._path(path, for_write=True)
         with self.lock():
@@ -304,13 +286,12 @@ class FsBackend:
                     if tmp is not None:
                         tmp[0].unlink(missing_ok=True)  # after an exchange: the old file
 
-    def _stage(self, path: str, full: Path, data: bytes, *, clean: bool = True,
-               durable: bool = True) -> tuple[Path, os.stat_result]:
+    def _stage(self, path: str, full: Path, data: bytes, *,
+               clean: bool = True) -> tuple[Path, os.stat_result]:
         """Write `data` to a temp file next to `full`, fsynced; returns the temp path and
         its `fstat` (the identity the installed file will have).
 
-        `clean=False`: the caller already removed stale temps (see `commit`);
-        `durable=False`: no `fsync` (a cache, see `write_cache`)."""
+        `clean=False`: the caller already removed stale temps (see `commit`)."""
         try:
             full.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
@@ -333,8 +314,7 @@ class FsBackend:
                 fh.write(data)
                 fh.flush()
                 os.chmod(tmp, mode if mode is not None else 0o644)
-                if durable:
-                    os.fsync(fh.fileno())
+                os.fsync(fh.fileno())
                 staged = os.fstat(fh.fileno())
         except BaseException:
             tmp.unlink(missing_ok=True)

@@ -88,6 +88,7 @@ def registered_checks() -> tuple[list[Check], list[Repair]]:
     here, when doctor runs, so no other command pays for them."""
     from memvault.services.git_doctor import fix_driver, sync_doctor_findings
     from memvault.services.obsidian_checks import obsidian_settings_findings
+    from memvault.services.parse_cache import doctor_findings as parse_cache_findings
     from memvault.services.policy import notes_doctor_findings
     from memvault.services.proposals import held_ticks_findings
     from memvault.services.recovery import recovery_doctor_findings
@@ -96,7 +97,8 @@ def registered_checks() -> tuple[list[Check], list[Repair]]:
 
     checks: list[Check] = [sync_doctor_findings, tidy_findings, unreadable_notes_check,
                            notes_doctor_findings, recovery_doctor_findings,
-                           obsidian_settings_findings, held_ticks_findings]
+                           obsidian_settings_findings, held_ticks_findings,
+                           parse_cache_findings]
     repairs: list[Repair] = [fix_driver, tidy_journal]
     return checks, repairs
 

@@ -19,6 +19,7 @@ from memvault.core.merge import CONFLICT_OPEN
 
 if TYPE_CHECKING:
     from memvault.services.doctor import Finding
+    from memvault.services.git_repo import GitRepo
     from memvault.services.vault import Vault
 
 
@@ -71,6 +72,27 @@ def _settled_blocks(vault: Vault, path: str, data: bytes) -> set[int]:
     return settled
 
 
+def tracked_local_state(repo: GitRepo) -> list[str]:
+    """Files under `.memvault/` that git tracks but that are local (caches, the parse
+    cache's key, locks): someone force-added them (ignore rules do not apply to tracked
+    files). Paths relative to the vault (the repository's `root`)."""
+    from memvault.state_paths import STATE_DIR, is_local_state
+
+    listed = repo.run("ls-files", "-z", "--", STATE_DIR, check=False).stdout
+    return [p for p in listed.split("\0") if p and is_local_state(p)]
+
+
+def tracked_state_findings(repo: GitRepo) -> list[Finding]:
+    from memvault.services.doctor import Finding
+    from memvault.services.parse_cache import is_cache_file
+
+    return [Finding("warning", path, "git tracks this local file (a cache, a lock or a key "
+                    "of one clone; it may hold your words and memvault never believes it): "
+                    + ("`memvault sync` stops tracking it, or run " if is_cache_file(path)
+                       else "run ") + f"`git rm --cached -- {path}` and commit")
+            for path in tracked_local_state(repo)]
+
+
 def _in_git(vault: Vault) -> bool:
     return vault.backend.capabilities.git_dir is not None
 
@@ -93,6 +115,7 @@ def sync_doctor_findings(vault: Vault) -> list[Finding]:
     repo = GitRepo(root)
     if not repo.is_clone():
         return out
+    out.extend(tracked_state_findings(repo))
     operation, unmerged = repo.operation(), repo.unmerged()
     if operation or unmerged:
         sync = GitSync(vault)

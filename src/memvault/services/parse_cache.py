@@ -11,13 +11,21 @@ each principal): what the parser returned for the file's exact bytes.
   SHA-256 of the bytes it was parsed from; it is used only for a read of exactly those
   bytes. An editor's in-place save or rename, a `touch`, a checkout, a copy or a clone with
   the same size and modification time is therefore always seen (no `mtime` is trusted).
-- **Never trusted beyond that.** The entry also names the parser (format, memvault
-  version, the parser's source files) and carries the SHA-256 of each part of its body,
-  checked before that part is decoded (Python's `marshal`, of plain tuples). A truncated, damaged,
-  foreign (another file's, another principal's, another version's) or unreadable entry is
-  ignored and written again; nothing in it is ever believed without those checks. The body
-  is a few chunks of 1,024 records, each with its own SHA-256, so adding a fact re-encodes
-  only the last chunk; the chunks also hold each record's match key.
+- **Believed only when this clone made it.** An entry's first line is an HMAC-SHA256,
+  under this clone's own key (`parse_cache_files`: local, git-ignored, never copied), of
+  its head line; the head names the parser (format, memvault version, the parser's source
+  files), the file and its bytes, and the SHA-256 of each part of the body. The tag is
+  checked before the head is decoded, and each part's SHA-256 before that part is decoded
+  (Python's `marshal`, of plain tuples). So an entry made anywhere else (planted, forged
+  by someone who knows the format, committed to git by another clone) and a truncated,
+  damaged or foreign one (another file's, another principal's, another version's) is
+  ignored and written again. The body is a few chunks of 1,024 records, each with its
+  own SHA-256, so adding a fact re-encodes only the last chunk; the chunks also hold each
+  record's match key.
+- **Never in the way.** The folder and its entries are opened without following links
+  (`parse_cache_files`): a link or a folder where an entry belongs is never read, and is
+  removed (a link itself, never what it points to) when a forget needs the entry gone; a
+  `.memvault/parsed` that is a symlink means no cache at all. A cache never stops a forget.
 - **One entry per file, replaced on write.** The one write path (`edit_bullet_file`)
   stores the entry of the bytes it just wrote. A read that misses stores the entry too,
   but only under the vault's write lock and only if the file still holds the bytes it
@@ -48,16 +56,15 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from memvault.core.bullets import BulletItem
+from memvault.services import parse_cache_files as files
 from memvault.state_paths import PARSED
 
 if TYPE_CHECKING:
     from memvault.backends.base import Backend
     from memvault.core.bullets import BulletDocument
 
-FORMAT = 3
+FORMAT = 4
 """Bump when what an entry holds changes."""
-
-IGNORE_ALL = b"# memvault's local parse cache: never committed\n*\n"
 
 
 def _parser_id() -> str:
@@ -86,13 +93,34 @@ def parser_id() -> str:
     return _PARSER[0]
 
 
-def entry_path(path: str) -> str:
-    """The entry of the memory file `path` (one file per memory file)."""
-    return f"{PARSED}/" + path.replace("%", "%25").replace("/", "%2F")
+def entry_name(key: bytes, path: str) -> str:
+    """The name, in the cache folder, of the memory file `path`'s entry: prefixed by an
+    id of this clone's key, so no file git tracks or another clone made is ever replaced
+    by (or mistaken for) this clone's entry."""
+    return f"{files.key_id(key)}.{path.replace('%', '%25').replace('/', '%2F')}"
+
+
+def _path_of(key: bytes, name: str) -> str | None:
+    """The memory file whose entry `name` is, when it is an entry name under `key`."""
+    prefix, dot, rest = name.partition(".")
+    if not dot or prefix != files.key_id(key):
+        return None
+    return rest.replace("%2F", "/").replace("%25", "%")
+
+
+def entry_path(root: Any, path: str) -> str | None:
+    """The vault-relative path of the entry of the memory file `path` (None: no key yet)."""
+    with files.opened(root) as folder:
+        key = files.load_key(folder) if folder is not None else None
+    return None if key is None else f"{PARSED}/{entry_name(key, path)}"
 
 
 def enabled(backend: Backend) -> bool:
-    return backend.capabilities.local_root is not None
+    return backend.capabilities.local_root is not None and files.SUPPORTED
+
+
+def _root(backend: Backend) -> Any:
+    return backend.capabilities.local_root
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -153,18 +181,20 @@ def _load(backend: Backend, path: str, data: bytes, digest: str, *,
           verdict: str | None = None) -> BulletDocument | None:
     """The document of the entry for (`path`, `digest`), or None for anything less than a
     valid entry of exactly those bytes (and, with `verdict`, one that records it)."""
-    read_cache = getattr(backend, "read_cache", None)
-    if read_cache is None:
-        return None
     try:
-        raw = read_cache(entry_path(path))
+        with files.opened(_root(backend)) as folder:
+            if folder is None:
+                return None
+            key = files.load_key(folder)
+            raw = files.read(folder, entry_name(key, path)) if key is not None else None
     except Exception:  # noqa: BLE001 - an unreadable cache is a miss, never an error
         return None
-    if raw is None:
+    if raw is None or key is None:
         return None
-    head, sep, body = raw.partition(b"\n")
-    if not sep:
-        return None
+    tag, sep, rest = raw.partition(b"\n")
+    head, sep2, body = rest.partition(b"\n")
+    if not (sep and sep2) or not files.verify(key, head, tag):
+        return None  # not made by this clone: nothing in it is decoded
     try:
         meta = json.loads(head)
         if not isinstance(meta, dict) or meta.get("format") != FORMAT or \
@@ -335,17 +365,18 @@ def store(backend: Backend, path: str, data: bytes, doc: BulletDocument,
             "chunks": [[len(c.rows), c.rows_sha, len(c.keys_piece), c.keys_sha]
                        for c in chunks]}
     _KNOWN[_where(backend, path)] = (list(items), rows, chunks)
-    write_cache = getattr(backend, "write_cache", None)
-    if write_cache is None:
-        return
     try:
-        _ensure_ignored(backend)
-        # No fsync: a crash may cost the entry (a torn one fails its checks), never
-        # leave words behind: entries are deleted durably (`drop`), written lazily.
-        parts = [json.dumps(head).encode(), b"\n"]
-        for chunk in chunks:
-            parts += (chunk.rows, chunk.keys_piece)
-        write_cache(entry_path(path), b"".join(parts))
+        with files.opened(_root(backend), create=True) as folder:
+            key = files.ensure_key(folder) if folder is not None else None
+            if folder is None or key is None:
+                return
+            # No fsync: a crash may cost the entry (a torn one fails its checks), never
+            # leave words behind: entries are deleted durably (`drop`), written lazily.
+            head_line = json.dumps(head).encode()
+            parts = [files.sign(key, head_line), b"\n", head_line, b"\n"]
+            for chunk in chunks:
+                parts += (chunk.rows, chunk.keys_piece)
+            files.write(folder, entry_name(key, path), b"".join(parts))
     except Exception:  # noqa: BLE001 - a cache that cannot be written costs a parse later
         return
 
@@ -371,55 +402,105 @@ def store_if_current(backend: Backend, path: str, data: bytes, doc: BulletDocume
         return
 
 
-def _ensure_ignored(backend: Backend) -> None:
-    from memvault.backends.base import ANY
-
-    marker = f"{PARSED}/.gitignore"
-    if backend.read(marker) is None:
-        backend.write(marker, IGNORE_ALL, expected=ANY, message="memvault: parse cache")
-
-
 # -- forgetting ------------------------------------------------------------------------------
 
 
 def drop(backend: Backend, path: str) -> None:
-    """Delete the entry of `path` (before a write that removes records from it)."""
+    """Remove the entry of `path` (before a write that removes records from it), without
+    following it: a link goes itself, an empty folder goes, a folder with something in it
+    stays (it is never read). No usable cache folder: nothing to remove."""
     if not enabled(backend):
         return
-    backend.delete(entry_path(path))
+    _KNOWN.pop(_where(backend, path), None)
+    with files.opened(_root(backend)) as folder:
+        key = files.load_key(folder) if folder is not None else None
+        if folder is not None and key is not None:  # without a key every entry is a miss
+            _remove(folder, entry_name(key, path))  # (and the forget's drop_stale removes it)
+
+
+def _remove(folder: int, name: str) -> bool:
+    from memvault.errors import VaultError
+
+    try:
+        return files.remove(folder, name)
+    except OSError as exc:
+        raise VaultError(f"cannot remove a parse-cache entry: {exc.strerror or exc}",
+                         path=f"{PARSED}/{name}") from None
+
+
+def is_cache_file(rel: str) -> bool:
+    """Whether the vault-relative `rel` names a file directly in the cache folder."""
+    return rel.startswith(f"{PARSED}/") and "/" not in rel[len(PARSED) + 1:]
+
+
+def remove_files(backend: Backend, rels: list[str]) -> None:
+    """Remove these files of the cache folder (the key included), without following
+    links: for files git tracks, which no clone should share."""
+    if not enabled(backend):
+        return
+    with files.opened(_root(backend)) as folder:
+        if folder is not None:
+            for rel in rels:
+                if is_cache_file(rel):
+                    _remove(folder, rel[len(PARSED) + 1:])
 
 
 def drop_stale(backend: Backend) -> int:
-    """Delete every entry that is not of the bytes its memory file holds now (a forget
-    that arrived through sync, a hand edit no read has seen yet) and every file in the
-    cache folder that is not a valid entry; returns how many were deleted. Run by every
+    """Remove every entry that is not this clone's entry of the bytes its memory file
+    holds now (a forget that arrived through sync, a hand edit no read has seen yet, an
+    entry made elsewhere) and everything else in the cache folder but the key (links and
+    empty folders without following them); returns how many were removed. Run by every
     forget (also one completed after a crash) and by sync."""
     if not enabled(backend):
         return 0
     dropped = 0
-    for name in backend.list(PARSED):
-        base = name.rpartition("/")[2]
-        if base == ".gitignore":
-            continue
-        path = base.replace("%2F", "/").replace("%25", "%")
-        if not _is_current(backend, name, path):
-            backend.delete(name)
-            dropped += 1
+    with files.opened(_root(backend)) as folder:
+        if folder is None:
+            return 0
+        key = files.load_key(folder)
+        for name in files.names(folder):
+            path = _path_of(key, name) if key is not None else None
+            if key is not None and path is not None and \
+                    _is_current(backend, folder, key, name, path):
+                continue
+            if _remove(folder, name):
+                dropped += 1
     return dropped
 
 
-def _is_current(backend: Backend, name: str, path: str) -> bool:
+def _is_current(backend: Backend, folder: int, key: bytes, name: str, path: str) -> bool:
+    entry = files.read(folder, name)
     try:
-        entry = backend.read(name)
         source = backend.read(path)
-    except Exception:  # noqa: BLE001 - unreadable: delete it to be safe
+    except Exception:  # noqa: BLE001 - unreadable: delete the entry to be safe
         return False
     if entry is None or source is None:
         return False
-    head = entry.data.partition(b"\n")[0]
+    tag, _, rest = entry.partition(b"\n")
+    head = rest.partition(b"\n")[0]
+    if not files.verify(key, head, tag):
+        return False
     try:
         meta = json.loads(head)
     except ValueError:
         return False
     return isinstance(meta, dict) and meta.get("path") == path and \
         meta.get("source") == hashlib.sha256(source.data).hexdigest()
+
+
+def doctor_findings(vault: Any) -> list[Any]:
+    """For doctor: a cache folder reached through a symlink (no cache is used), and
+    things in it where entries belong that are not files (never read; a forget removes
+    links and empty folders, never what a link points to)."""
+    from memvault.services.doctor import Finding
+
+    root = vault.backend.capabilities.local_root
+    if root is None or not files.SUPPORTED:
+        return []
+    if files.folder_is_a_link(root):
+        return [Finding("info", PARSED, "is reached through a symlink, so memvault keeps no "
+                        "parse cache (commands parse every time); files behind the link are "
+                        "not memvault's to read or delete: remove the link to use the cache")]
+    return [Finding("info", f"{PARSED}/{name}", "is not a file: memvault never reads it as "
+                    "a parse-cache entry (delete it by hand)")
+            for name in files.odd_entries(root)]

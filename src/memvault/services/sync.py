@@ -219,6 +219,14 @@ class GitSync:
         return self.repo.run("diff", "--cached", "--name-only", "--", *paths).stdout.split()
 
     def _commit(self, message: str | None) -> list[str]:
+        from memvault.services import parse_cache
+        from memvault.services.git_doctor import tracked_local_state
+
+        # parse-cache files someone force-added: never believed; stop tracking them here
+        tracked = [p for p in tracked_local_state(self.repo) if parse_cache.is_cache_file(p)]
+        if tracked:
+            self.repo.run("rm", "--cached", "-q", "--", *tracked)
+            parse_cache.remove_files(self.vault.backend, tracked)  # the commit says removed
         staged = self._stage_own_changes()
         if not staged:
             return []
