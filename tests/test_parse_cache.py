@@ -19,7 +19,7 @@ import pytest
 from memvault import Vault
 from memvault.backends.fs_git import local_backend
 from memvault.core.bullets import parse_bullets
-from memvault.services import parse_cache
+from memvault.services import parse_cache, parse_cache_forget
 from memvault.services.setup import init_vault
 from memvault.state_paths import PARSED
 from tests.conftest import run_memvault
@@ -242,7 +242,7 @@ def test_an_entry_of_bytes_the_file_no_longer_holds_is_dropped_by_a_forget(
                               if b"locker" not in ln))
     entry = parse_cache.entry_path(vault, MEMORY)
     assert entry in _under_state(vault, b"locker code is 1234")  # stale until read again
-    assert parse_cache.drop_stale(local_backend(vault)) == 1
+    assert parse_cache_forget.drop_stale(local_backend(vault)) == 1
     assert entry not in _under_state(vault, b"locker code is 1234")
     assert not any(p.startswith(PARSED) for p in _under_state(vault, b"locker"))
 

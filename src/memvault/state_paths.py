@@ -15,7 +15,8 @@ Two kinds of file live there:
   standing problems (a ticked Inbox line memvault cannot accept) commands have already
   mentioned, as content-free hashes. `parsed/` is the parse cache (each memory file's
   parsed records, keyed by the SHA-256 of its bytes; see `services/parse_cache.py`), which
-  also ignores itself with its own `.gitignore`.
+  also ignores itself with its own `.gitignore` and holds `.key`, this clone's secret
+  that signs its entries (never shared, never printed).
 
 Every other module takes these names from here; none spells the folder itself. Pure
 constants, no I/O, cheap to import.

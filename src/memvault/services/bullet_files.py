@@ -32,7 +32,7 @@ from memvault.backends.base import MISSING, Backend, Blob, Expected
 from memvault.core.bullets import BulletDocument, BulletItem, encode_id, parse_bullets
 from memvault.core.kinds import kind_of_file
 from memvault.errors import Conflict, NotFound, ReadOnly
-from memvault.services import parse_cache
+from memvault.services import parse_cache, parse_cache_forget
 from memvault.services.safety_net import SafetyNet, Seen, record_ids
 from memvault.services.settle import read_settled_file
 
@@ -157,7 +157,7 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
             after = record_ids(doc)
             if before - after:  # removes records: their text leaves the net first
                 net.store(path, data, doc, ids=before & after)
-                parse_cache.drop(backend, path)
+                parse_cache_forget.drop(backend, path)
             try:
                 backend.write(path, data, expected=loaded.version, message=message)
             except Conflict:

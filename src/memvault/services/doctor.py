@@ -88,7 +88,7 @@ def registered_checks() -> tuple[list[Check], list[Repair]]:
     here, when doctor runs, so no other command pays for them."""
     from memvault.services.git_doctor import fix_driver, sync_doctor_findings
     from memvault.services.obsidian_checks import obsidian_settings_findings
-    from memvault.services.parse_cache import doctor_findings as parse_cache_findings
+    from memvault.services.parse_cache_forget import doctor_findings as parse_cache_findings
     from memvault.services.policy import notes_doctor_findings
     from memvault.services.proposals import held_ticks_findings
     from memvault.services.recovery import recovery_doctor_findings

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from memvault.backends.base import ANY
 from memvault.core.bullets import BulletDocument
 from memvault.core.records import Fact, fact_from_item
-from memvault.services import parse_cache
+from memvault.services import parse_cache_forget
 from memvault.services.bullet_files import NoChange, edit_bullet_file
 from memvault.services.safety_net import LOST, SafetyNet
 from memvault.state_paths import EVENTS, PENDING_FORGETS, TOMBSTONES
@@ -105,7 +105,7 @@ def complete(vault: Vault, intent: ForgetIntent) -> tuple[list[Fact], int]:
             for rid in intent.records:
                 purged += vault.events.purge_record(rid, text=first.get(rid))
         _clear_search_index(vault, intent.permanent)
-        parse_cache.drop_stale(vault.backend)  # an entry of bytes no file holds any more
+        parse_cache_forget.drop_stale(vault.backend)  # an entry of bytes no file holds any more
         if intent.permanent and vault.backend.capabilities.cache_dir is not None:
             vault.backend.drop_caches()  # type: ignore[attr-defined]  # copies hold the words
         _remove_stale_temps(vault)

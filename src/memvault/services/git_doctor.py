@@ -84,7 +84,7 @@ def tracked_local_state(repo: GitRepo) -> list[str]:
 
 def tracked_state_findings(repo: GitRepo) -> list[Finding]:
     from memvault.services.doctor import Finding
-    from memvault.services.parse_cache import is_cache_file
+    from memvault.services.parse_cache_forget import is_cache_file
 
     return [Finding("warning", path, "git tracks this local file (a cache, a lock or a key "
                     "of one clone; it may hold your words and memvault never believes it): "

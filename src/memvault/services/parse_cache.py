@@ -34,7 +34,8 @@ each principal): what the parser returned for the file's exact bytes.
   memory file is written (a crash in between leaves no entry, never a stale one), and a
   forget (`services/forgetting.py`, also when completed after a crash) and a sync that
   brought a forget in (`services/sync.py`) drop every entry that no longer matches its
-  file (`drop_stale`). Entries hold the user's words exactly like the memory files do.
+  file (`parse_cache_forget.drop_stale`, where removing entries lives). Entries hold the
+  user's words exactly like the memory files do.
 - **The merge-leftover rules' verdict.** A file with hand-written bullets passes the
   rules' quick check every time (`core.reconcile.might_need_tidy`); when the rules then
   found nothing, the entry records that (for the forgotten ids they were given and their
@@ -100,7 +101,7 @@ def entry_name(key: bytes, path: str) -> str:
     return f"{files.key_id(key)}.{path.replace('%', '%25').replace('/', '%2F')}"
 
 
-def _path_of(key: bytes, name: str) -> str | None:
+def path_of(key: bytes, name: str) -> str | None:
     """The memory file whose entry `name` is, when it is an entry name under `key`."""
     prefix, dot, rest = name.partition(".")
     if not dot or prefix != files.key_id(key):
@@ -119,7 +120,7 @@ def enabled(backend: Backend) -> bool:
     return backend.capabilities.local_root is not None and files.SUPPORTED
 
 
-def _root(backend: Backend) -> Any:
+def root_of(backend: Backend) -> Any:
     return backend.capabilities.local_root
 
 
@@ -182,7 +183,7 @@ def _load(backend: Backend, path: str, data: bytes, digest: str, *,
     """The document of the entry for (`path`, `digest`), or None for anything less than a
     valid entry of exactly those bytes (and, with `verdict`, one that records it)."""
     try:
-        with files.opened(_root(backend)) as folder:
+        with files.opened(root_of(backend)) as folder:
             if folder is None:
                 return None
             key = files.load_key(folder)
@@ -366,12 +367,13 @@ def store(backend: Backend, path: str, data: bytes, doc: BulletDocument,
                        for c in chunks]}
     _KNOWN[_where(backend, path)] = (list(items), rows, chunks)
     try:
-        with files.opened(_root(backend), create=True) as folder:
+        with files.opened(root_of(backend), create=True) as folder:
             key = files.ensure_key(folder) if folder is not None else None
             if folder is None or key is None:
                 return
             # No fsync: a crash may cost the entry (a torn one fails its checks), never
-            # leave words behind: entries are deleted durably (`drop`), written lazily.
+            # leave words behind: entries are deleted durably (`parse_cache_forget`),
+            # written lazily.
             head_line = json.dumps(head).encode()
             parts = [files.sign(key, head_line), b"\n", head_line, b"\n"]
             for chunk in chunks:
@@ -400,107 +402,3 @@ def store_if_current(backend: Backend, path: str, data: bytes, doc: BulletDocume
             store(backend, path, data, doc, digest, tidy=tidy)
     except Exception:  # noqa: BLE001 - e.g. no write access to .memvault: just no cache
         return
-
-
-# -- forgetting ------------------------------------------------------------------------------
-
-
-def drop(backend: Backend, path: str) -> None:
-    """Remove the entry of `path` (before a write that removes records from it), without
-    following it: a link goes itself, an empty folder goes, a folder with something in it
-    stays (it is never read). No usable cache folder: nothing to remove."""
-    if not enabled(backend):
-        return
-    _KNOWN.pop(_where(backend, path), None)
-    with files.opened(_root(backend)) as folder:
-        key = files.load_key(folder) if folder is not None else None
-        if folder is not None and key is not None:  # without a key every entry is a miss
-            _remove(folder, entry_name(key, path))  # (and the forget's drop_stale removes it)
-
-
-def _remove(folder: int, name: str) -> bool:
-    from memvault.errors import VaultError
-
-    try:
-        return files.remove(folder, name)
-    except OSError as exc:
-        raise VaultError(f"cannot remove a parse-cache entry: {exc.strerror or exc}",
-                         path=f"{PARSED}/{name}") from None
-
-
-def is_cache_file(rel: str) -> bool:
-    """Whether the vault-relative `rel` names a file directly in the cache folder."""
-    return rel.startswith(f"{PARSED}/") and "/" not in rel[len(PARSED) + 1:]
-
-
-def remove_files(backend: Backend, rels: list[str]) -> None:
-    """Remove these files of the cache folder (the key included), without following
-    links: for files git tracks, which no clone should share."""
-    if not enabled(backend):
-        return
-    with files.opened(_root(backend)) as folder:
-        if folder is not None:
-            for rel in rels:
-                if is_cache_file(rel):
-                    _remove(folder, rel[len(PARSED) + 1:])
-
-
-def drop_stale(backend: Backend) -> int:
-    """Remove every entry that is not this clone's entry of the bytes its memory file
-    holds now (a forget that arrived through sync, a hand edit no read has seen yet, an
-    entry made elsewhere) and everything else in the cache folder but the key (links and
-    empty folders without following them); returns how many were removed. Run by every
-    forget (also one completed after a crash) and by sync."""
-    if not enabled(backend):
-        return 0
-    dropped = 0
-    with files.opened(_root(backend)) as folder:
-        if folder is None:
-            return 0
-        key = files.load_key(folder)
-        for name in files.names(folder):
-            path = _path_of(key, name) if key is not None else None
-            if key is not None and path is not None and \
-                    _is_current(backend, folder, key, name, path):
-                continue
-            if _remove(folder, name):
-                dropped += 1
-    return dropped
-
-
-def _is_current(backend: Backend, folder: int, key: bytes, name: str, path: str) -> bool:
-    entry = files.read(folder, name)
-    try:
-        source = backend.read(path)
-    except Exception:  # noqa: BLE001 - unreadable: delete the entry to be safe
-        return False
-    if entry is None or source is None:
-        return False
-    tag, _, rest = entry.partition(b"\n")
-    head = rest.partition(b"\n")[0]
-    if not files.verify(key, head, tag):
-        return False
-    try:
-        meta = json.loads(head)
-    except ValueError:
-        return False
-    return isinstance(meta, dict) and meta.get("path") == path and \
-        meta.get("source") == hashlib.sha256(source.data).hexdigest()
-
-
-def doctor_findings(vault: Any) -> list[Any]:
-    """For doctor: a cache folder reached through a symlink (no cache is used), and
-    things in it where entries belong that are not files (never read; a forget removes
-    links and empty folders, never what a link points to)."""
-    from memvault.services.doctor import Finding
-
-    root = vault.backend.capabilities.local_root
-    if root is None or not files.SUPPORTED:
-        return []
-    if files.folder_is_a_link(root):
-        return [Finding("info", PARSED, "is reached through a symlink, so memvault keeps no "
-                        "parse cache (commands parse every time); files behind the link are "
-                        "not memvault's to read or delete: remove the link to use the cache")]
-    return [Finding("info", f"{PARSED}/{name}", "is not a file: memvault never reads it as "
-                    "a parse-cache entry (delete it by hand)")
-            for name in files.odd_entries(root)]

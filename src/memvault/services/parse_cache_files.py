@@ -30,7 +30,6 @@ import errno
 import hashlib
 import hmac
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -77,18 +76,18 @@ def _open_folder(root: Path, create: bool) -> int | None:
         return None
     os.close(top)
     try:
-        try:
-            return os.open(FOLDER, _DIR_FLAGS, dir_fd=state)
-        except FileNotFoundError:
-            if not create:
-                return None
-        try:
-            os.mkdir(FOLDER, 0o700, dir_fd=state)
-        except FileExistsError:
-            pass
+        if create:
+            try:
+                os.mkdir(FOLDER, 0o700, dir_fd=state)
+            except FileExistsError:
+                pass
         folder = os.open(FOLDER, _DIR_FLAGS, dir_fd=state)
-        if read(folder, IGNORE) is None:
-            write(folder, IGNORE, IGNORE_ALL)
+        if create and read(folder, IGNORE) is None:  # also in a folder git made
+            try:
+                write(folder, IGNORE, IGNORE_ALL)
+            except OSError:
+                os.close(folder)
+                return None
         return folder
     except OSError:
         return None
@@ -123,7 +122,7 @@ def write(folder: int, name: str, data: bytes) -> None:
     """Replace `name` with a new file holding `data` (a private temp file renamed over it:
     a link there is replaced, never written through; no `fsync`, a crash may cost the
     entry). Raises OSError when it cannot (e.g. a folder is in the way)."""
-    tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+    tmp = f".{name}.{os.urandom(6).hex()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600,
                  dir_fd=folder)
     try:
@@ -236,7 +235,7 @@ def ensure_key(folder: int) -> bytes | None:
     key = load_key(folder)
     if key is not None:
         return key
-    tmp = f".key.{secrets.token_hex(6)}.tmp"
+    tmp = f".key.{os.urandom(6).hex()}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600,
                      dir_fd=folder)
@@ -245,7 +244,7 @@ def ensure_key(folder: int) -> bytes | None:
     try:
         try:
             os.fchmod(fd, 0o600)  # whatever the umask
-            secret = secrets.token_bytes(32)
+            secret = os.urandom(32)
             os.write(fd, _KEY_HEAD + secret.hex().encode() + b"\n" +
                      str(os.fstat(fd).st_ino).encode() + b"\n")  # no fsync: a torn
             # key is not a key, and a new one is made (the entries it signed are misses)

@@ -18,7 +18,7 @@
    left between conflict markers in a local commit and nothing is pushed until
    `memvault resolve` (or a hand edit) settles it. A forget that came in is no loss:
    its records leave this machine's safety net (`SafetyNet.scrub_forgotten`) and the
-   parse cache keeps no entry of the bytes before the pull (`parse_cache.drop_stale`).
+   parse cache keeps no entry of the bytes before the pull (`parse_cache_forget.drop_stale`).
 
 It never rewrites history, force-pushes, or commits files outside memvault's paths.
 """
@@ -126,11 +126,11 @@ class GitSync:
     def _scrub_net(self, report: SyncReport) -> None:
         """A forget that came in is no loss: its records leave this machine's safety net
         (a net that cannot be written is a warning, never a failed sync)."""
-        from memvault.services import parse_cache
+        from memvault.services import parse_cache_forget
 
         try:
             SafetyNet(self.vault.backend).scrub_forgotten()
-            parse_cache.drop_stale(self.vault.backend)  # entries of bytes before the pull
+            parse_cache_forget.drop_stale(self.vault.backend)  # entries of bytes before the pull
         except (OSError, VaultError) as exc:
             report.warnings.append(f"the local safety net could not be updated: {exc}")
 
@@ -219,7 +219,7 @@ class GitSync:
         return self.repo.run("diff", "--cached", "--name-only", "--", *paths).stdout.split()
 
     def _commit(self, message: str | None) -> list[str]:
-        from memvault.services import parse_cache
+        from memvault.services import parse_cache_forget as parse_cache
         from memvault.services.git_doctor import tracked_local_state
 
         # parse-cache files someone force-added: never believed; stop tracking them here
