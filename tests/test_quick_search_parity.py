@@ -337,3 +337,32 @@ def test_the_vault_found_without_vault_is_the_same_on_both_paths(base_vault, tmp
     assert quick[0] == 0 and quick[3] == [], quick[2]
     paths = {r["path"] for r in json.loads(quick[1])["results"]}
     assert ("Pilot/scopes/other/Notes about other.md" in paths) == (where == "MEMVAULT_SCOPE")
+
+
+def _latin1_new_note(root: Path) -> None:
+    """A note whose file name is not UTF-8 (a Latin-1 `Caf\\xe9.md`), not yet seen."""
+    with open(os.path.join(os.fsencode(root), b"Caf\xe9.md"), "wb") as fh:
+        fh.write(b"zeppelin from a Latin-1 archive\n")
+
+
+def _latin1_named_note(root: Path) -> None:
+    """The same note, already seen by a refresh (which skipped it)."""
+    _latin1_new_note(root)
+    vault = Vault.open(root)
+    vault.search.refresh()
+    vault.search.close()
+
+
+@pytest.mark.parametrize("prepare", [_latin1_new_note, _latin1_named_note],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_a_note_named_in_latin1_is_skipped_on_both_paths(base_vault, tmp_path,
+                                                         prepare) -> None:
+    """New, the odd name makes the quick path leave the refresh to click (which skips
+    the file instead of failing); once seen, the index is in step and the quick path
+    answers."""
+    quick, _click = _both(base_vault, tmp_path, ["--vault", "{vault}", "search", "--json",
+                                                 "zeppelin"], prepare)
+    assert quick[0] == 0, quick[2]
+    assert (quick[3] == []) == (prepare is _latin1_named_note)
+    paths = [r["path"] for r in json.loads(quick[1])["results"]]
+    assert "Harbor.md" in paths and not any(p.startswith("Caf") for p in paths)

@@ -5,6 +5,10 @@
 `read_indexable` reads one file: a note, a memory file (the bullet file of a record kind
 of a principal, `memvault.core.kinds`, read per record with the shared bullet grammar),
 or the reason it cannot be indexed (binary, not UTF-8, unreadable).
+A file whose name is not valid UTF-8 (a Latin-1 `Caf\\xe9.md` from an old archive or a
+Windows share) is not read at all: the index cannot store such a name, so the file is
+listed under its escaped name (`stored_path`) as one that cannot be indexed, and
+`memvault doctor` names it like any other unreadable note.
 Nothing here writes a file.
 """
 
@@ -31,6 +35,7 @@ class ScannedFile:
     mtime_ns: int
     scope: str | None = None  # set for memory files: the principal they belong to
     memory_kind: str | None = None  # the record kind's name (`memvault.core.kinds`)
+    problem: str | None = None  # set when the file cannot be read at all (its name)
 
 
 @dataclass(slots=True)
@@ -49,6 +54,24 @@ class MemoryFileInfo:
 
 
 Indexable = Union["Note", "MemoryFileInfo", str]  # a str: why it cannot be indexed
+
+
+BAD_NAME = "the file name is not valid UTF-8 (rename the file to make it searchable)"
+
+
+def stored_path(rel: str) -> tuple[str, str | None]:
+    """(the path as the index stores and reports it, why the file cannot be indexed or
+    None). A name that is not valid UTF-8 reaches Python with its odd bytes as lone
+    surrogates, which SQLite cannot store: it is kept with each such byte written `\\xNN`
+    instead, and the file is not read."""
+    if rel.isascii():
+        return rel, None
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        escaped = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return escaped, BAD_NAME
+    return rel, None
 
 
 def memory_role(rel: str, home_root: str) -> tuple[str | None, str | None]:
@@ -81,12 +104,18 @@ def scanned_files(entries: list[Entry], home_root: str) -> dict[str, ScannedFile
     bullet_files = frozenset(file_names())
     scanned = ScannedFile  # names looked up once: this loop runs once per file
     out: dict[str, ScannedFile] = {}
+    odd_names: list[Entry] = []
     for rel, size, mtime_ns in entries:
-        if rel[rel.rfind("/") + 1:] in bullet_files:
+        if not rel.isascii() and stored_path(rel)[1] is not None:
+            odd_names.append((rel, size, mtime_ns))
+        elif rel[rel.rfind("/") + 1:] in bullet_files:
             scope, kind = memory_role(rel, home_root)
             out[rel] = scanned(rel, size, mtime_ns, scope, kind)
         else:
             out[rel] = scanned(rel, size, mtime_ns)
+    for rel, size, mtime_ns in odd_names:  # a real file of the escaped name comes first
+        key, problem = stored_path(rel)
+        out.setdefault(key, scanned(key, size, mtime_ns, problem=problem))
     return out
 
 
@@ -115,6 +144,10 @@ def scan_paths(root: Path, home_root: str, rels: set[str]) -> dict[str, ScannedF
             continue
         if not stat.S_ISREG(st.st_mode):
             continue
+        key, problem = stored_path(rel)
+        if problem is not None:
+            out.setdefault(key, ScannedFile(key, st.st_size, st.st_mtime_ns, problem=problem))
+            continue
         scope, kind = memory_role(rel, home_root)
         out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
     return out
@@ -124,6 +157,9 @@ def read_file(root: Path, entry: ScannedFile) -> bytes | str:
     """The file's bytes, or why they cannot be read (a str)."""
     from memvault.backends.fs_io import read_regular
     from memvault.errors import VaultError
+
+    if entry.problem is not None:
+        return entry.problem
 
     try:  # never blocks: a FIFO or device named *.md is refused before it is opened
         return read_regular(root / entry.path, "") or b""

@@ -38,6 +38,7 @@ from memvault.index.scan import (
     read_file,
     scan_paths,
     scanned_files,
+    stored_path,
 )
 from memvault.index.walk import files_signature, walk_notes
 from memvault.state_folder import ensure_state_folder
@@ -300,10 +301,10 @@ class IndexStore:
         started = time.perf_counter()
         result = RefreshResult()
         conn = self.connection()
-        wanted = tuple(sorted(paths))
-        if not wanted:
+        if not paths:
             return result
-        scanned = scan_paths(self.root, self.home_root, set(wanted))
+        wanted = tuple(sorted({stored_path(p)[0] for p in paths}))
+        scanned = scan_paths(self.root, self.home_root, set(paths))
         known = self._known(conn, wanted)
         if not _differs(scanned, known):
             return result
