@@ -185,6 +185,12 @@ DECLINED = [
     ["--vault", "{vault}", "search", "--json", "--path", "", "x"],
     ["--vault", "{vault}", "sear", "--json", "x"],
     ["--vault", "{vault}", "--json", "index", "search", "x"],
+    # bytes that are not UTF-8 (a Latin-1 terminal): a usage error from both paths
+    ["--vault", "{vault}", "search", "--json", "\udcffzeppelin"],
+    ["--vault", "{vault}", "search", "--json", "caf\udce9"],
+    ["--vault", "{vault}", "search", "--json", "--path", "Caf\udce9/*", "zeppelin"],
+    ["--vault", "{vault}", "search", "--json", "--tag", "caf\udce9", "zeppelin"],
+    ["--vault", "{vault}", "search", "--json", "--memory", "\udcffzeppelin"],
 ]
 
 

@@ -143,3 +143,27 @@ def test_a_folder_named_in_latin1_and_a_watcher_refresh(vault: Path) -> None:
         assert [item["path"] for item in skipped] == ["Archiv\\xe9/old.md"]
     finally:
         api.search.close()
+
+
+# -- a query that is not UTF-8 ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "--json", b"\xffzeppelin"],
+    ["search", b"caf\xe9"],
+    ["search", "--memory", "--json", b"\xffzeppelin"],
+    ["search", "--memory", b"caf\xe9"],
+    ["search", "--json", "--path", b"Caf\xe9/*", "zeppelin"],
+    ["search", "--tag", b"caf\xe9", "zeppelin"],
+], ids=lambda a: " ".join(os.fsdecode(x).encode("ascii", "backslashreplace").decode()
+                          for x in a))
+def test_a_query_that_is_not_utf8_is_a_usage_error(vault: Path, tmp_path: Path,
+                                                   args: list[str | bytes]) -> None:
+    done = _memvault(tmp_path, "--vault", str(vault), *args)
+    _no_traceback(done)
+    assert done.returncode == 2
+    message = (json.loads(done.stdout)["error"] if "--json" in args
+               else done.stderr.decode().strip())
+    assert "not valid UTF-8 text" in message and "\n" not in message
+    if "--json" not in args:
+        assert done.stdout == b"" and message.startswith("error: ")

@@ -181,6 +181,7 @@ class SearchService:
         from memvault.index.query import search_memory
 
         _check_limit(limit)
+        _check_text(query, "the query")
         if not query.strip():
             raise UsageError("give something to search for")
 
@@ -267,10 +268,28 @@ def _looks_like_ids(query: str, hits: list[MemoryHit]) -> bool:
 
 
 def check_note_search(query: str, limit: int, path_glob: str | None, tag: str | None) -> None:
-    """Refuse a note search that asks for nothing, or for too few or too many results."""
+    """Refuse a note search that asks for nothing, for too few or too many results, or
+    for text that is not UTF-8."""
     _check_limit(limit)
+    for value, what in ((query, "the query"), (path_glob, "--path"), (tag, "--tag")):
+        if value is not None:
+            _check_text(value, what)
     if not query.strip() and not (path_glob or tag):
         raise UsageError("give something to search for (or --tag / --path)")
+
+
+def _check_text(value: str, what: str) -> None:
+    """Refuse text holding bytes that were not UTF-8 (a terminal or script in another
+    encoding, e.g. Latin-1: Python keeps such bytes as lone surrogates, which no index
+    can store). The message names where, never the bytes themselves."""
+    if value.isascii():
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(f"{what} is not valid UTF-8 text (an undecodable byte at character "
+                         f"{exc.start + 1}); check the terminal's or script's encoding"
+                         ) from None
 
 
 def _check_limit(limit: int) -> None:
