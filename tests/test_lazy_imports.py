@@ -82,7 +82,8 @@ def test_a_command_loads_only_its_own_command_module(vault_dir, tmp_path) -> Non
     result, _ = probe(tmp_path, "--vault", str(vault_dir), "memory", "list", "--json")
     assert result["exit"] == 0
     own = {"memvault.cli.app", "memvault.cli.base", "memvault.cli.state", "memvault.cli.memory"}
-    assert set(result["cli"]) <= own | {"memvault.cli.errors", "memvault.cli.json_output"}, \
+    assert set(result["cli"]) <= own | {"memvault.cli.errors", "memvault.cli.json_output",
+                                        "memvault.cli.streams"}, \
         result["cli"]
     assert "memvault.cli.memory" in result["cli"]
 
@@ -129,7 +130,7 @@ def test_a_plain_json_search_skips_click_and_most_of_memvault(vault_dir, tmp_pat
     assert not {"dataclasses", "inspect", "pathlib", "threading"} & set(result["top"])
     assert result["heavy"] == [], result["heavy"]
     assert result["cli"] == ["memvault.cli.entry", "memvault.cli.json_output",
-                             "memvault.cli.quick"], result["cli"]
+                             "memvault.cli.quick", "memvault.cli.streams"], result["cli"]
     never = {"memvault.core.records", "memvault.core.kinds", "memvault.core.bullets",
              "memvault.core.notes", "memvault.index.store", "memvault.index.scan",
              "memvault.services.vault", "memvault.services.memory",

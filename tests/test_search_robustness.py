@@ -167,3 +167,90 @@ def test_a_query_that_is_not_utf8_is_a_usage_error(vault: Path, tmp_path: Path,
     assert "not valid UTF-8 text" in message and "\n" not in message
     if "--json" not in args:
         assert done.stdout == b"" and message.startswith("error: ")
+
+
+# -- stdout that is not UTF-8, closed or full ------------------------------------------------
+
+SCRIPT = str(Path(sys.executable).with_name("memvault"))
+"""The installed console script (what a user runs)."""
+CLICK_ONLY = "import sys; from memvault.cli.app import main; sys.argv[0] = 'memvault'; main()"
+"""The click application alone: the quick path never answers."""
+
+
+def _script(tmp: Path, vault: Path, *args: str, env: dict[str, str] | None = None,
+            redirect: str = "", click_only: bool = False
+            ) -> subprocess.CompletedProcess[bytes]:
+    import shlex
+
+    head = [sys.executable, "-c", CLICK_ONLY] if click_only else [SCRIPT]
+    line = " ".join(shlex.quote(a) for a in [*head, "--vault", str(vault), *args])
+    return subprocess.run(["sh", "-c", f"{line} {redirect}"], capture_output=True,
+                          env=env or _env(tmp), timeout=120)
+
+
+@pytest.mark.parametrize("setting", [{"PYTHONIOENCODING": "ascii"},
+                                     {"LC_ALL": "C", "PYTHONUTF8": "0"},
+                                     {"PYTHONIOENCODING": "latin-1"}],
+                         ids=["ascii", "C-locale", "latin-1"])
+@pytest.mark.parametrize("click_only", [False, True], ids=["script", "click"])
+def test_json_on_a_stdout_that_is_not_utf8_is_valid_and_escaped(vault: Path, tmp_path: Path,
+                                                                 setting: dict[str, str],
+                                                                 click_only: bool) -> None:
+    _script(tmp_path, vault, "index", "rebuild")
+    env = _env(tmp_path, **setting)
+    done = _script(tmp_path, vault, "search", "--json", "zeppelin", env=env,
+                   click_only=click_only)
+    _no_traceback(done)
+    assert done.returncode == 0
+    assert done.stdout.isascii()
+    found = json.loads(done.stdout)
+    assert "café" in found["results"][0]["snippet"]
+    if setting.get("PYTHONIOENCODING") != "latin-1":  # a C locale decodes argv as ASCII
+        typed = _script(tmp_path, vault, "search", "--json", "café", env=env,
+                        click_only=click_only)
+        assert typed.returncode == 0, typed.stderr
+        assert json.loads(typed.stdout)["query"] == "café"  # the UTF-8 bytes typed
+    human = _script(tmp_path, vault, "search", "zeppelin", env=env)
+    _no_traceback(human)
+    assert human.returncode == 0 and b"Airship.md" in human.stdout
+    error = _script(tmp_path, vault, "--json", "memory", "show", "nöpe42", env=env)
+    _no_traceback(error)
+    assert error.returncode == 1 and error.stdout.isascii()
+    message = json.loads(error.stdout)["error"]
+    assert "no fact with id" in message
+    if "LC_ALL" not in setting:  # (a C locale reads the id typed as two odd bytes)
+        assert "nöpe42" in message
+
+
+@pytest.mark.parametrize("redirect,why", [(">&-", "it is closed"),
+                                          (">/dev/full", "No space left on device")],
+                         ids=["closed", "full"])
+@pytest.mark.parametrize("args", [["search", "--json", "zeppelin"], ["search", "zeppelin"],
+                                  ["memory", "list", "--json"], ["--json", "search", "-n",
+                                                                 "0", "x"]],
+                         ids=lambda a: " ".join(a))
+def test_a_closed_or_full_stdout_is_one_line_on_stderr(vault: Path, tmp_path: Path,
+                                                       redirect: str, why: str,
+                                                       args: list[str]) -> None:
+    if redirect == ">/dev/full" and not os.path.exists("/dev/full"):
+        pytest.skip("this system has no /dev/full")
+    _script(tmp_path, vault, "index", "rebuild")
+    results = []
+    for click_only in (False, True):  # the console script (quick path first) and click
+        for unbuffered in ("1", ""):
+            env = _env(tmp_path, PYTHONUNBUFFERED=unbuffered)
+            done = _script(tmp_path, vault, *args, env=env, redirect=redirect,
+                           click_only=click_only)
+            results.append((done.returncode, done.stderr))
+    assert results[0] == (1, f"error: cannot write to standard output: {why}\n".encode())
+    assert set(results) == {results[0]}
+
+
+def test_a_closed_stdout_is_not_reused_for_a_file(vault: Path, tmp_path: Path) -> None:
+    """With stdout closed, a command that writes nothing there still works and no file
+    of the vault ends up on its descriptor (where a stray write would land)."""
+    done = _script(tmp_path, vault, "-q", "remember", "I prefer tea", redirect=">&-")
+    assert done.returncode == 1 and done.stderr == (
+        b"error: cannot write to standard output: it is closed\n")
+    facts = _script(tmp_path, vault, "memory", "list", "--json")
+    assert [f["text"] for f in json.loads(facts.stdout)["facts"]] == ["I prefer tea"]

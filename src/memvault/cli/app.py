@@ -68,7 +68,10 @@ class RootGroup(Group):
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
+        from memvault.cli.streams import OutputFailed, finish, guard_stdout, report
+
         argv = list(sys.argv[1:] if args is None else args)
+        guard_stdout()
         try:
             result = super().main(argv, prog_name or "memvault", complete_var,
                                   standalone_mode=False, **extra)
@@ -76,13 +79,14 @@ class RootGroup(Group):
         except BaseException as exc:  # noqa: BLE001 - every outcome gets an exit code
             from memvault.cli.errors import exit_code_for
 
-            code = exit_code_for(exc, argv)
-        finally:
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()  # before exiting (and before a test runner reads them)
-                except (OSError, ValueError):
-                    pass
+            try:
+                code = exit_code_for(exc, argv)
+            except OutputFailed as failed:  # the error document itself could not be printed
+                code = report(failed)
+            except BaseException:  # a bug: its traceback comes after the output
+                finish(1)
+                raise
+        code = finish(code)  # flushed; 1 when stdout could not take the output
         if standalone_mode:
             sys.exit(code)
         return code

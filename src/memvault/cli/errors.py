@@ -5,6 +5,7 @@
 - A command-line mistake (unknown option, missing argument, no command): click's usage
   message on stderr, exit 2.
 - Ctrl-C: exit 130, no traceback. A closed pipe (`memvault … | head`): exit 1 quietly.
+  stdout closed or full: one line on stderr, exit 1 (`cli.streams`).
 - Anything else is a bug in memvault and keeps Python's traceback.
 - With `--json` anywhere on the command line, the error is instead one JSON document on
   stdout, `{"error": "...", "problems": [...]}`, so a program reading stdout always gets
@@ -16,7 +17,6 @@ before the command's options are parsed.
 
 from __future__ import annotations
 
-import json
 import sys
 import traceback
 from collections.abc import Sequence
@@ -42,8 +42,9 @@ def _flag(argv: Sequence[str], *names: str) -> bool:
 
 def _emit(message: str, problems: list[str], as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps({"error": message, "problems": problems},
-                                    ensure_ascii=False, indent=2) + "\n")
+        from memvault.cli.json_output import json_text
+
+        sys.stdout.write(json_text({"error": message, "problems": problems}, 2))
         sys.stdout.flush()
         return
     from memvault.cli.state import printable
@@ -75,6 +76,10 @@ def exit_code_for(exc: BaseException, argv: Sequence[str]) -> int:
         return 1
     if isinstance(exc, BrokenPipeError):
         return 1
+    from memvault.cli.streams import OutputFailed, report
+
+    if isinstance(exc, OutputFailed):  # stdout closed or full: said on stderr, even --json
+        return report(exc)
     if verbose:
         traceback.print_exception(exc, file=sys.stderr)
     if isinstance(exc, VaultError):

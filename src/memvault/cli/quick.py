@@ -103,7 +103,12 @@ def parse(argv: list[str]) -> dict[str, str | bool] | None:
     limit = found.get("limit", "10")
     if not isinstance(limit, str) or not (limit.isascii() and limit.isdigit()):
         return None
-    found["query"] = positional[0]
+    from memvault.cli.streams import utf8_arg
+
+    for name in ("path", "tag"):
+        if isinstance(found.get(name), str):
+            found[name] = utf8_arg(str(found[name]))
+    found["query"] = utf8_arg(positional[0])
     return found
 
 
@@ -193,16 +198,14 @@ def run(argv: list[str]) -> int | None:
     if hits is None:
         return None
     from memvault.cli.json_output import print_json, search_document
+    from memvault.cli.streams import OutputFailed, finish, guard_stdout, report
 
+    guard_stdout()  # as click's command does: the same one-line error if stdout fails
     code = 0
     try:
         print_json(search_document(str(options["query"]), hits, []))
     except BrokenPipeError:
         code = 1
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-    return code
+    except OutputFailed as exc:
+        code = report(exc)
+    return finish(code)

@@ -122,6 +122,9 @@ def search(ctx: click.Context, query: str, limit: int, path: str | None, tag: st
 
     Example: memvault search "canvas" --tag desktop --limit 5
     """
+    from memvault.cli.streams import utf8_arg
+
+    query, path, tag = utf8_arg(query), path and utf8_arg(path), tag and utf8_arg(tag)
     service = state(ctx).vault().search
     with _progress(ctx) as progress:
         if memory:
