@@ -372,3 +372,60 @@ def test_a_note_named_in_latin1_is_skipped_on_both_paths(base_vault, tmp_path,
     assert (quick[3] == []) == (prepare is _latin1_named_note)
     paths = [r["path"] for r in json.loads(quick[1])["results"]]
     assert "Harbor.md" in paths and not any(p.startswith("Caf") for p in paths)
+
+
+def _another_principal_proposed(root: Path) -> None:
+    """The default principal has a proposal waiting; `other` has facts and no inbox
+    (the trading set-up: one principal per wallet). The index is in step."""
+    Vault.open(root).proposals.propose("I drink tea, not coffee", "preference")
+    Vault.open(root, scope="other").memory.remember("the other wallet trades at dawn")
+    assert not (root / "Pilot" / "scopes" / "other" / "Inbox.md").exists()
+    vault = Vault.open(root, scope="other")
+    vault.search.refresh()
+    vault.search.close()
+
+
+def _own_inbox_without_a_fingerprint(root: Path) -> None:
+    """`other` has an Inbox.md memvault never fingerprinted on this machine (a fresh
+    clone: the safety net is not synced) while the default principal's proposal waits."""
+    _another_principal_proposed(root)
+    inbox = root / "Pilot" / "scopes" / "other" / "Inbox.md"
+    inbox.write_text("# Inbox\n\nNothing waiting here.\n", encoding="utf-8")
+    vault = Vault.open(root, scope="other")
+    vault.search.refresh()
+    vault.search.close()
+
+
+@pytest.mark.parametrize("prepare", [_another_principal_proposed,
+                                     _own_inbox_without_a_fingerprint],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_another_principals_proposal_leaves_the_quick_path_answering(base_vault, tmp_path,
+                                                                    prepare) -> None:
+    """Only this principal's own waiting proposals can make its inbox undecided: a
+    proposal of another principal in the shared journal must not send every search of
+    this one to the ordinary path, search after search."""
+    argv = ["--vault", "{vault}", "--scope", "other", "search", "--json", "zeppelin"]
+    quick, _click = _both(base_vault, tmp_path, argv, prepare)
+    assert quick[0] == 0 and quick[3] == [], quick[2]
+    assert "Pilot/scopes/other/Notes about other.md" in [
+        r["path"] for r in json.loads(quick[1])["results"]]
+
+
+def _own_proposal_without_a_fingerprint(root: Path) -> None:
+    """`other`'s own proposal waits and its Inbox.md has no fingerprint here: a line
+    the person deleted would reject it, so the quick path must leave it to click."""
+    Vault.open(root, scope="other").proposals.propose("I drink tea, not coffee",
+                                                      "preference")
+    from memvault.services.inbox_state import seen_path
+
+    (root / seen_path("Pilot/scopes/other/Inbox.md")).unlink()
+    vault = Vault.open(root, scope="other")
+    vault.search.refresh()
+    vault.search.close()
+
+
+def test_this_principals_own_waiting_proposal_still_sends_it_to_click(base_vault,
+                                                                      tmp_path) -> None:
+    argv = ["--vault", "{vault}", "--scope", "other", "search", "--json", "zeppelin"]
+    quick, _click = _both(base_vault, tmp_path, argv, _own_proposal_without_a_fingerprint)
+    assert quick[0] == 0 and "click" in quick[3]

@@ -164,7 +164,7 @@ def _search(options: dict[str, str | bool]) -> list[Hit] | None:
     from memvault.services.inbox_state import inbox_as_written, seen_path
 
     read(seen_path(layout.inbox))  # the net's file through a symlink: NotPlain, declined
-    if not inbox_as_written(read, layout.inbox):
+    if not inbox_as_written(read, layout.inbox, layout.scope_name):
         return None
     from memvault.index.fresh import fresh_connection
 

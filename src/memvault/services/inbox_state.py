@@ -2,9 +2,12 @@
 
 Every front end applies the user's Inbox.md edits (a ticked box accepts, a deleted line
 rejects) when it opens the vault. Most of the time there is nothing to apply, and
-`inbox_as_written` says so from a few small reads: no ticked box, and either the file
-holds exactly the bytes memvault last wrote there (the safety net's fingerprint) or the
-journal has never held a proposal (so no line can stand for a pending one).
+`inbox_as_written` says so from a few small reads: the inbox is missing or blank (no box
+to tick, and such a file rejects nothing: `proposals.why_not_intact`), or it has no
+ticked box and either holds exactly the bytes memvault last wrote there (the safety
+net's fingerprint) or the journal holds no proposal of this principal still waiting (so
+no deleted line can stand for one). Other principals' proposals in the shared journal
+do not count: their inboxes are other files.
 
 Also here, because that check needs them and must stay cheap to import (the quick
 search path runs it before anything else is loaded): where the safety net keeps its
@@ -47,17 +50,19 @@ def parse_seen(data: bytes) -> tuple[str, int, frozenset[str], bytes | None] | N
         return None
 
 
-def inbox_as_written(read: Read, inbox: str) -> bool:
-    """True when the user cannot have decided anything in the inbox at `inbox` since
-    memvault last applied it (see the module doc); False means "run the full step",
-    also when a file could not be read."""
+def inbox_as_written(read: Read, inbox: str, scope: str) -> bool:
+    """True when the user cannot have decided anything in the inbox at `inbox` (the
+    principal `scope`'s) since memvault last applied it (see the module doc); False
+    means "run the full step", also when a file could not be read."""
     try:
         data = read(inbox)
-        if data is not None and _TICKED.search(data):
+        if data is None or not data.strip():
+            return True  # nothing to tick, and a missing or blank inbox rejects nothing
+        if _TICKED.search(data):
             return False  # a ticked box (or what may be one): the full step decides
         seen = _seen(read, inbox)
         if seen is not None:
-            if data is None or len(data) != seen[1]:
+            if len(data) != seen[1]:
                 return False
             import hashlib
 
@@ -65,7 +70,33 @@ def inbox_as_written(read: Read, inbox: str) -> bool:
         journal = read(EVENTS)
     except Exception:  # noqa: BLE001 - the full step reports read problems
         return False
-    return journal is None or b'"proposal.' not in journal
+    return journal is None or not _waiting_proposals(journal, scope)
+
+
+def _waiting_proposals(journal: bytes, scope: str) -> bool:
+    """Whether the journal holds a proposal of `scope` not yet accepted, rejected or
+    withdrawn (the same reading as `ProposalService.pending_ids`). Only lines that
+    name a proposal event are parsed."""
+    if b'"proposal.' not in journal:
+        return False
+    import json
+
+    waiting: set[str] = set()
+    for raw in journal.split(b"\n"):
+        if b'"proposal.' not in raw:
+            continue
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            continue  # a torn line: the full step skips it too
+        if not isinstance(event, dict) or event.get("scope", "default") != scope:
+            continue
+        kind, record = event.get("type"), str(event.get("record"))
+        if kind == "proposal.proposed":
+            waiting.add(record)
+        elif kind in ("proposal.accepted", "proposal.rejected", "proposal.withdrawn"):
+            waiting.discard(record)
+    return bool(waiting)
 
 
 def _seen(read: Read, path: str) -> tuple[str, int, frozenset[str], bytes | None] | None:

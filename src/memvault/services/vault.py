@@ -321,7 +321,7 @@ class Vault:
             blob = self.backend.read(path)
             return None if blob is None else blob.data
 
-        return inbox_as_written(read, self.layout.inbox)
+        return inbox_as_written(read, self.layout.inbox, self.layout.scope_name)
 
     # -- helpers shared by services ----------------------------------------------------
 
