@@ -8,7 +8,8 @@ through click) would provably print the same bytes and change nothing:
   `--vault`, `--scope`, `--json`, `-q`, `-v`, then `search` with `--limit/-n`,
   `--path/-p`, `--tag/-t`, the same flags, and one QUERY;
 - the vault is an existing local folder of the current format with valid settings,
-  no interrupted forget to finish and no decision waiting in Inbox.md
+  no interrupted forget to finish, no forget from another clone that this machine's
+  caches have not seen yet (`services.forgets_applied`), no decision waiting in Inbox.md
   (`services.inbox_state`), read through no symlink;
 - the search index is complete and in step with the files (`index.fresh`), so the
   search reads it as it is, with the same function and the same principal's view
@@ -145,6 +146,10 @@ def _search(options: dict[str, str | bool]) -> list[Hit] | None:
     if not os.path.isdir(root) or os.path.lexists(os.path.join(root, PENDING_FORGETS)):
         return None
     read = _plain_reader(root)
+    from memvault.services.forgets_applied import in_step
+
+    if not in_step(root, read):
+        return None  # a forget from another clone this machine's caches have not seen
     try:
         config = parse_config(read(CONFIG))
         if config.backend != DEFAULT_BACKEND or config.vault_format != VAULT_FORMAT:

@@ -113,6 +113,9 @@ def complete(vault: Vault, intent: ForgetIntent) -> tuple[list[Fact], int]:
                                   "record": rid, "permanent": intent.permanent}
                                  for rid in intent.records)
         _finish(vault, intent)
+        from memvault.services import forgets_applied
+
+        forgets_applied.apply(vault)  # this machine's caches now reflect this forget
     return removed, purged
 
 

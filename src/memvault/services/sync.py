@@ -17,8 +17,9 @@
    was pushed and what is still waiting. A fact edited differently on two machines is
    left between conflict markers in a local commit and nothing is pushed until
    `memvault resolve` (or a hand edit) settles it. A forget that came in is no loss:
-   its records leave this machine's safety net (`SafetyNet.scrub_forgotten`) and the
-   parse cache keeps no entry of the bytes before the pull (`parse_cache_forget.drop_stale`).
+   its records leave this machine's safety net (`SafetyNet.scrub_forgotten`), the
+   parse cache keeps no entry of the bytes before the pull (`parse_cache_forget.drop_stale`),
+   and a permanent one deletes the search index (`services/forgets_applied.py`).
 
 It never rewrites history, force-pushes, or commits files outside memvault's paths.
 """
@@ -124,13 +125,16 @@ class GitSync:
         return report
 
     def _scrub_net(self, report: SyncReport) -> None:
-        """A forget that came in is no loss: its records leave this machine's safety net
-        (a net that cannot be written is a warning, never a failed sync)."""
-        from memvault.services import parse_cache_forget
+        """A forget that came in is no loss: its records leave this machine's safety net,
+        and a permanent one deletes the search index, as a local permanent forget does
+        (`services/forgets_applied.py`; a net that cannot be written is a warning, never
+        a failed sync)."""
+        from memvault.services import forgets_applied, parse_cache_forget
 
         try:
             SafetyNet(self.vault.backend).scrub_forgotten()
             parse_cache_forget.drop_stale(self.vault.backend)  # entries of bytes before the pull
+            forgets_applied.apply(self.vault)
         except (OSError, VaultError) as exc:
             report.warnings.append(f"the local safety net could not be updated: {exc}")
 

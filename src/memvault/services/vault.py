@@ -60,16 +60,28 @@ class Vault:
 
     def _finish_interrupted_work(self) -> Vault:
         """Complete forgets a killed process left half done (a local vault keeps their
-        content-free intents in `.memvault/pending-forgets.jsonl`); cheap when none."""
+        content-free intents in `.memvault/pending-forgets.jsonl`), and scrub this
+        machine's caches of forgets that arrived from another clone
+        (`services/forgets_applied.py`); cheap when there are none."""
         local = self.backend.capabilities.local_root
-        if local is not None and (local / PENDING_FORGETS).exists():
-            from memvault.errors import VaultError
+        if local is None:
+            return self
+        from memvault.errors import VaultError
+
+        if (local / PENDING_FORGETS).exists():
             from memvault.services.forgetting import complete_pending
 
             try:
                 complete_pending(self)
             except VaultError:
                 pass  # e.g. git mid-rebase refuses writes: the intent waits for a later open
+        from memvault.services import forgets_applied
+
+        if not forgets_applied.in_step(local):
+            try:
+                forgets_applied.apply(self)
+            except (OSError, VaultError):
+                pass  # e.g. a read-only vault: the next command that can write does it
         return self
 
     # -- opening -----------------------------------------------------------------------

@@ -1,0 +1,158 @@
+"""Forgets that arrived from elsewhere (another clone, by `memvault sync` or plain git)
+reach this machine's caches on the next memvault command, whatever it is.
+
+A permanent forget made on another clone changes the vault's committed files (the memory
+file, `tombstones.jsonl`, `events.jsonl`), but this machine's caches were filled before:
+the search index (`.memvault/index.sqlite`, whose FTS tables keep a deleted row's words
+in their segments until merged), the safety net's last-known copies and the parse cache.
+A local forget scrubs all three; a forget that came in by a pull must too.
+
+So this machine notes which forgets its caches reflect, in `.memvault/safety/forgets.json`
+(local, git-ignored with the net, content-free):
+
+    {"format": 1, "sig": "<size:mtime of tombstones.jsonl>/<size:mtime of events.jsonl>",
+     "marks": "<digest of every forget mark>", "permanent": ["<event id>", ...]}
+
+`in_step` compares the two files' sizes and modification times with `sig`: two `stat`
+calls and one small read, cheap enough for the quick search path (which declines when
+they differ). `apply` (run by every `Vault.open` on a local vault, by sync after a pull,
+and by every local forget) re-reads the two files only when they changed: when the set of
+forget marks (tombstone lines, `*.forgotten` events) is new it scrubs the safety net
+(`SafetyNet.scrub_forgotten`) and the parse cache (`parse_cache.drop_stale`), and when a
+*permanent* forget is new it deletes the search index, as a local `forget --permanent`
+does (a cache: the next search rebuilds it). Nothing here reads a memory file's text.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memvault.state_paths import EVENTS, SAFETY, TOMBSTONES
+
+TYPE_CHECKING = False  # the quick search path imports this module: nothing else at first
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from memvault.backends.base import Backend
+    from memvault.services.vault import Vault
+
+MARKER = f"{SAFETY}/forgets.json"
+_FORGOTTEN = b'.forgotten"'
+
+
+def signature(root: str | os.PathLike[str]) -> str:
+    """Sizes and modification times of the tombstones and the journal ('-' when missing)."""
+    parts = []
+    for rel in (TOMBSTONES, EVENTS):
+        try:
+            st = os.stat(os.path.join(root, rel))
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append("-")
+    return "/".join(parts)
+
+
+def _marker(data: bytes | None) -> dict[str, object] | None:
+    if not data:
+        return None
+    import json
+
+    try:
+        found = json.loads(data)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) and found.get("format") == 1 else None
+
+
+def in_step(root: str | os.PathLike[str], read: Callable[[str], bytes | None] | None = None
+            ) -> bool:
+    """Whether this machine's caches reflect every forget the vault's files hold (as far
+    as two `stat` calls tell); False also when the marker is missing or unreadable.
+    `read` reads a vault-relative file (default: plainly, from `root`)."""
+    try:
+        if read is not None:
+            data = read(MARKER)
+        else:
+            with open(os.path.join(root, MARKER), "rb") as fh:
+                data = fh.read(1 << 20)
+    except OSError:
+        return False
+    found = _marker(data)
+    return found is not None and found.get("sig") == signature(root)
+
+
+def forget_marks(tombstones: bytes, events: bytes) -> tuple[str, set[str]]:
+    """(digest of every forget mark, ids of the permanent forget events) in the two
+    files' bytes. Only journal lines holding a `*.forgotten` type are parsed."""
+    import hashlib
+    import json
+
+    ids: set[str] = set()
+    permanent: set[str] = set()
+    start = events.find(_FORGOTTEN)
+    while start != -1:
+        begin = events.rfind(b"\n", 0, start) + 1
+        end = events.find(b"\n", start)
+        end = len(events) if end == -1 else end
+        try:
+            ev = json.loads(events[begin:end])
+        except ValueError:
+            ev = None
+        if isinstance(ev, dict) and str(ev.get("type", "")).endswith(".forgotten"):
+            eid = str(ev.get("id"))
+            ids.add(eid)
+            if ev.get("permanent"):
+                permanent.add(eid)
+        start = events.find(_FORGOTTEN, end)
+    digest = hashlib.sha256(tombstones)
+    for eid in sorted(ids):
+        digest.update(b"\n" + eid.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest(), permanent
+
+
+def apply(vault: Vault) -> bool:
+    """Bring this machine's caches in step with the forgets the vault's files hold (see
+    the module doc); returns whether the search index was deleted. A local vault only."""
+    root = vault.backend.capabilities.local_root
+    if root is None:
+        return False
+    sig = signature(root)  # before reading: a change meanwhile is seen next time
+    backend = vault.backend
+    found = _marker(_read(backend, MARKER))
+    if found is not None and found.get("sig") == sig:
+        return False
+    stones, journal = _read(backend, TOMBSTONES) or b"", _read(backend, EVENTS) or b""
+    marks, permanent = forget_marks(stones, journal)
+    discarded = False
+    if found is None or found.get("marks") != marks:
+        from memvault.services import parse_cache
+        from memvault.services.safety_net import SafetyNet
+
+        SafetyNet(backend).scrub_forgotten()
+        parse_cache.drop_stale(backend)
+        known = found.get("permanent") if found is not None else None
+        new = permanent - set(known if isinstance(known, list) else ())
+        index = vault.search.index_path()
+        if new and index is not None and index.exists():
+            vault.search.discard("a fact was forgotten permanently on another machine")
+            discarded = True
+    _write_marker(vault, {"format": 1, "sig": sig, "marks": marks,
+                          "permanent": sorted(permanent)})
+    return discarded
+
+
+def _read(backend: Backend, rel: str) -> bytes | None:
+    blob = backend.read(rel)
+    return None if blob is None else bytes(blob.data)
+
+
+def _write_marker(vault: Vault, marker: dict[str, object]) -> None:
+    import json
+
+    from memvault.backends.base import ANY
+    from memvault.services.safety_net import SafetyNet
+
+    net = SafetyNet(vault.backend)
+    net.ensure_ignored()
+    net.backend.write(MARKER, json.dumps(marker).encode() + b"\n", expected=ANY,
+                      message="memvault: forgets applied")
