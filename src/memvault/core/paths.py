@@ -4,7 +4,8 @@ Every path that reaches a backend goes through `clean_vault_path`: POSIX, normal
 relative, and refused when it could escape the vault (`..`, absolute, drive letters,
 NUL). File names built from user data go through `safe_name`, which refuses anything
 Obsidian or Windows cannot hold. `owner_of` and `visible_to` decide which principal a
-vault path belongs to, and so who may be shown it.
+vault path belongs to, and so who may be shown it; `private_link_target` decides which
+symlinked files the search index must not read through.
 """
 
 from __future__ import annotations
@@ -116,3 +117,12 @@ def visible_to(path: str, home_root: str, scope_name: str) -> bool:
     """
     owner = owner_of(path, home_root)
     return owner is None or owner == scope_name
+
+
+def private_link_target(target: str, home_root: str) -> bool:
+    """Whether a symlink in the vault that resolves to vault path `target` must not be
+    read as a note: the target lies in the memvault home (some principal's memory,
+    while the link would be shown by its own path to every principal allowed there) or
+    in a hidden folder (`.memvault/` with its caches, `.git/`, `.obsidian/`)."""
+    return owner_of(target, home_root) is not None or \
+        any(part.startswith(".") for part in target.split("/"))

@@ -153,18 +153,38 @@ def scan_paths(root: Path, home_root: str, rels: set[str]) -> dict[str, ScannedF
     return out
 
 
-def read_file(root: Path, entry: ScannedFile) -> bytes | str:
-    """The file's bytes, or why they cannot be read (a str)."""
+PRIVATE_LINK = ("a symlink into memvault's memory home or a hidden folder "
+                "(never indexed: it would show a principal's memory to others)")
+
+
+def read_file(root: Path, entry: ScannedFile, home_root: str | None = None) -> bytes | str:
+    """The file's bytes, or why they cannot be read (a str). With `home_root`, a file
+    reached through a symlink is judged by where it really is (`private_link_target`)."""
     from memvault.backends.fs_io import read_regular
     from memvault.errors import VaultError
 
     if entry.problem is not None:
         return entry.problem
-
+    if home_root is not None and _private_link(root, entry.path, home_root):
+        return PRIVATE_LINK
     try:  # never blocks: a FIFO or device named *.md is refused before it is opened
         return read_regular(root / entry.path, "") or b""
     except VaultError as exc:
         return f"unreadable: {exc}"
+
+
+def _private_link(root: Path, rel: str, home_root: str) -> bool:
+    """Whether `rel` leads, through a symlink (of the file or a folder on the way), to a
+    file this vault's index must not read as a note (`core.paths.private_link_target`)."""
+    full = os.path.join(root, rel)
+    real_root = os.path.realpath(root)
+    target = os.path.realpath(full)
+    if target == os.path.join(real_root, rel):
+        return False  # no symlink on the way
+    from memvault.core.paths import private_link_target
+
+    inside = os.path.relpath(target, real_root).replace(os.sep, "/")
+    return inside.startswith("../") or private_link_target(inside, home_root)
 
 
 def content_hash(data: bytes) -> str:
@@ -192,9 +212,10 @@ def parse_indexable(entry: ScannedFile, data: bytes) -> Indexable:
         return f"could not be parsed ({type(exc).__name__})"
 
 
-def read_indexable(root: Path, entry: ScannedFile) -> Indexable:
+def read_indexable(root: Path, entry: ScannedFile, home_root: str | None = None
+                   ) -> Indexable:
     """The note or memory records in this file, or why it cannot be indexed."""
-    data = read_file(root, entry)
+    data = read_file(root, entry, home_root)
     return data if isinstance(data, str) else parse_indexable(entry, data)
 
 

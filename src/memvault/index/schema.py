@@ -126,6 +126,16 @@ def m005_memory_vectors(conn: sqlite3.Connection) -> None:
     """)
 
 
+def m006_links_by_target(conn: sqlite3.Connection) -> None:
+    """Symlinks are judged by where they lead (`core.paths.private_link_target`): every
+    file is checked again by the next refresh (its bytes hashed; only a file whose bytes
+    changed, or a link now refused, is indexed anew)."""
+    _run(conn, """
+        UPDATE files SET mtime_ns = -1;
+        DELETE FROM meta WHERE key = 'files_signature'
+    """)
+
+
 def _run(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one (executescript would commit the open transaction)."""
     for statement in script.split(";"):
@@ -139,6 +149,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m003_compact_notes,
     m004_vocabulary,
     m005_memory_vectors,
+    m006_links_by_target,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -341,7 +341,7 @@ class IndexStore:
             done = len(gone)
             for n, entry in enumerate(changed, 1):
                 old = known.get(entry.path)
-                data = read_file(self.root, entry)
+                data = read_file(self.root, entry, self.home_root)
                 digest = content_hash(data) if isinstance(data, bytes) else None
                 if old is not None and digest is not None and old[3] == digest:
                     conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
