@@ -13,7 +13,8 @@ Two kinds of file live there:
   `pending-forgets.jsonl` (content-free intents of forgets a crash may have interrupted;
   the next command completes them on this machine). `safety/notices.json` remembers which
   standing problems (a ticked Inbox line memvault cannot accept) commands have already
-  mentioned, as content-free hashes. `parsed/` is the parse cache (each memory file's
+  mentioned, as content-free hashes; `safety/forgets.json` which forgets this machine's
+  caches reflect (`services/forgets_applied.py`). `parsed/` is the parse cache (each memory file's
   parsed records, keyed by the SHA-256 of its bytes; see `services/parse_cache.py`), which
   also ignores itself with its own `.gitignore` and holds `.key`, this clone's secret
   that signs its entries (never shared, never printed).
@@ -42,6 +43,7 @@ SAFETY = state_path("safety")  # the safety net: last-known copies of memory fil
 PARSED = state_path("parsed")  # the parse cache: each memory file's parsed records
 PENDING_FORGETS = state_path("pending-forgets.jsonl")  # forgets a crash left unfinished
 NOTICES = state_path("safety/notices.json")  # which standing problems a command has told
+FORGETS_APPLIED = state_path("safety/forgets.json")  # forgets this machine's caches reflect
 # In the copy of a remote store's notes that search indexes (a cache folder, never a vault):
 MIRROR_MANIFEST = state_path("mirror.json")  # path -> the version each copy was made at
 MIRROR_LOCK = state_path("mirror.lock")

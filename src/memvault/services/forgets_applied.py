@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 
-from memvault.state_paths import EVENTS, SAFETY, TOMBSTONES
+from memvault.state_paths import EVENTS, FORGETS_APPLIED, TOMBSTONES
 
 TYPE_CHECKING = False  # the quick search path imports this module: nothing else at first
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from memvault.backends.base import Backend
     from memvault.services.vault import Vault
 
-MARKER = f"{SAFETY}/forgets.json"
+MARKER = FORGETS_APPLIED
 _FORGOTTEN = b'.forgotten"'
 
 
