@@ -27,7 +27,7 @@ def _mv(root: Path, *args: str) -> str:
 def vault(tmp_path: Path) -> Path:
     root = tmp_path / "v"
     init_vault(root)
-    (root / "A.md").write_text("alpha zeppelin note 4711 is not here\n")
+    (root / "A.md").write_text("alpha zeppelin note: 4711 and green are not secrets here\n")
     _mv(root, "--scope", "other", "remember", SECRET)
     _mv(root, "remember", "I like green tea")
     return root
@@ -58,6 +58,12 @@ def test_a_link_to_memory_or_state_is_never_searchable(vault: Path, target: str)
             assert [h["path"] for h in hits if h["path"].startswith("Peek")] == []
         human = _mv(vault, *scope, "search", word)
         assert "Peek" not in human and "pin is 4711" not in human
+    from memvault.cli.quick import _search, parse
+
+    options = parse(["--vault", str(vault), "search", "--json", word])
+    assert options is not None
+    quick = _search(options)  # the quick path answers in this state, without the links
+    assert quick is not None and quick and not [h for h in quick if h.path.startswith("Peek")]
     status = json.loads(_mv(vault, "index", "status", "--json"))
     reasons = {item["path"]: item["problem"] for item in status["skipped"]}
     assert set(reasons) >= {"Peek.md", "PeekRel.md"}

@@ -113,9 +113,13 @@ def complete(vault: Vault, intent: ForgetIntent) -> tuple[list[Fact], int]:
                                   "record": rid, "permanent": intent.permanent}
                                  for rid in intent.records)
         _finish(vault, intent)
+        from memvault.errors import VaultError
         from memvault.services import forgets_applied
 
-        forgets_applied.apply(vault)  # this machine's caches now reflect this forget
+        try:
+            forgets_applied.apply(vault)  # this machine's caches now reflect this forget
+        except (OSError, VaultError):
+            pass  # the forget is done; the next command brings the note in step
     return removed, purged
 
 
