@@ -306,16 +306,13 @@ def test_read_only_commands_leave_bytes_and_mtime_untouched(cli, vault_dir: Path
 
 
 def _vault_files(root: Path) -> dict[str, tuple[bytes, int]]:
-    """Every file's bytes and mtime, except caches (the search index, the parse cache,
-    the content-free note of which forgets those caches reflect, with the `.gitignore`
-    that keeps it local) and the lock."""
-    from memvault.state_paths import FORGETS_APPLIED, PARSED, SAFETY
+    """Every file's bytes and mtime, except caches (the search index, the parse cache)
+    and the lock."""
+    from memvault.state_paths import PARSED
 
-    local_caches = {FORGETS_APPLIED, f"{SAFETY}/.gitignore"}
     return {str(p.relative_to(root)): snapshot(p) for p in root.rglob("*")
             if p.is_file() and not p.name.startswith(("index.sqlite", "lock"))
-            and not p.relative_to(root).as_posix().startswith(PARSED + "/")
-            and p.relative_to(root).as_posix() not in local_caches}
+            and not p.relative_to(root).as_posix().startswith(PARSED + "/")}
 
 
 def test_read_only_commands_in_a_subprocess_leave_the_file_untouched(vault_dir: Path) -> None:

@@ -123,9 +123,13 @@ def test_an_unseen_forget_makes_the_quick_search_path_decline(
     options = parse(["--vault", str(a), "search", "--json", "tea"])
     assert options is not None
     assert forgets_applied.in_step(a) and _search(options) is not None
-    journal = a / ".memvault/events.jsonl"
+    # what a pull of another clone's permanent forget adds to the two journals
+    journal, stones = a / ".memvault/events.jsonl", a / ".memvault/tombstones.jsonl"
     journal.write_bytes(journal.read_bytes() + b'{"id":"ev-x","ts":1,"type":"fact.forgotten",'
                         b'"scope":"default","record":"zzzzzz","permanent":true}\n')
+    stones.write_bytes((stones.read_bytes() if stones.exists() else b"")
+                       + b'{"key":"00ff","record":"zzzzzz","ts":1,"kind":"forgotten",'
+                       b'"scope":"default"}\n')
     assert not forgets_applied.in_step(a) and _search(options) is None
     _mv(a, "search", "--json", "tea")
     assert forgets_applied.in_step(a) and _search(options) is not None

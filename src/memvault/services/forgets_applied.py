@@ -15,7 +15,8 @@ So this machine notes which forgets its caches reflect, in `.memvault/safety/for
 
 `in_step` compares the two files' sizes and modification times with `sig`: two `stat`
 calls and one small read, cheap enough for the quick search path (which declines when
-they differ). `apply` (run by every `Vault.open` on a local vault, by sync after a pull,
+they differ). A vault with no `tombstones.jsonl` never had a forget (every forget of a
+text writes one): it needs no note, and none is written. `apply` (run by every `Vault.open` on a local vault, by sync after a pull,
 and by every local forget) re-reads the two files only when they changed: when the set of
 forget marks (tombstone lines, `*.forgotten` events) is new it scrubs the safety net
 (`SafetyNet.scrub_forgotten`) and the parse cache (`parse_cache.drop_stale`), and when a
@@ -75,10 +76,21 @@ def in_step(root: str | os.PathLike[str], read: Callable[[str], bytes | None] | 
         else:
             with open(os.path.join(root, MARKER), "rb") as fh:
                 data = fh.read(1 << 20)
+    except FileNotFoundError:
+        data = None
     except OSError:
         return False
+    sig = signature(root)
+    if data is None:
+        return _never_forgotten(sig)
     found = _marker(data)
-    return found is not None and found.get("sig") == signature(root)
+    return found is not None and found.get("sig") == sig
+
+
+def _never_forgotten(sig: str) -> bool:
+    """No tombstones file: nothing was ever forgotten in this vault (every forget of a
+    text writes one), so there is nothing to note."""
+    return sig.startswith("-/")
 
 
 def forget_marks(tombstones: bytes, events: bytes) -> tuple[str, set[str]]:
@@ -118,8 +130,9 @@ def apply(vault: Vault) -> bool:
         return False
     sig = signature(root)  # before reading: a change meanwhile is seen next time
     backend = vault.backend
-    found = _marker(_read(backend, MARKER))
-    if found is not None and found.get("sig") == sig:
+    noted = _read(backend, MARKER)
+    found = _marker(noted)
+    if found is not None and found.get("sig") == sig or noted is None and _never_forgotten(sig):
         return False
     stones, journal = _read(backend, TOMBSTONES) or b"", _read(backend, EVENTS) or b""
     marks, permanent = forget_marks(stones, journal)
