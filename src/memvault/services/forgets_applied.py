@@ -141,14 +141,15 @@ def apply(vault: Vault) -> bool:
         from memvault.services import parse_cache
         from memvault.services.safety_net import SafetyNet
 
-        SafetyNet(backend).scrub_forgotten()
-        parse_cache.drop_stale(backend)
         known = found.get("permanent") if found is not None else None
         new = permanent - set(known if isinstance(known, list) else ())
         index = vault.search.index_path()
-        if new and index is not None and index.exists():
-            vault.search.discard("a fact was forgotten permanently on another machine")
+        if new and index is not None and index.exists():  # first: the widest copy
+            vault.search.discard("a fact was forgotten permanently (here or on another "
+                                 "clone)")
             discarded = True
+        SafetyNet(backend).scrub_forgotten()
+        parse_cache.drop_stale(backend)
     _write_marker(vault, {"format": 1, "sig": sig, "marks": marks,
                           "permanent": sorted(permanent)})
     return discarded
