@@ -16,12 +16,14 @@ So this machine notes which forgets its caches reflect, in `.memvault/safety/for
 `in_step` compares the two files' sizes and modification times with `sig`: two `stat`
 calls and one small read, cheap enough for the quick search path (which declines when
 they differ). A vault with no `tombstones.jsonl` never had a forget (every forget of a
-text writes one): it needs no note, and none is written. `apply` (run by every `Vault.open` on a local vault, by sync after a pull,
-and by every local forget) re-reads the two files only when they changed: when the set of
-forget marks (tombstone lines, `*.forgotten` events) is new it scrubs the safety net
-(`SafetyNet.scrub_forgotten`) and the parse cache (`parse_cache.drop_stale`), and when a
-*permanent* forget is new it deletes the search index, as a local `forget --permanent`
-does (a cache: the next search rebuilds it). Nothing here reads a memory file's text.
+text writes one): it needs no note, and none is written.
+
+`apply` (run by every `Vault.open` on a local vault, by sync after a pull, and by every
+local forget) re-reads the two files only when they changed: when a *permanent* forget
+is new it deletes the search index, as a local `forget --permanent` does (a cache: the
+next search rebuilds it), and when the set of forget marks (tombstone lines, `*.forgotten`
+events) is new it scrubs the safety net (`SafetyNet.scrub_forgotten`) and the parse cache
+(`parse_cache.drop_stale`). Nothing here reads a memory file's text.
 """
 
 from __future__ import annotations
