@@ -11,7 +11,10 @@ So this machine notes which forgets its caches reflect, in `.memvault/safety/for
 (local, git-ignored with the net, content-free):
 
     {"format": 1, "sig": "<size:mtime of tombstones.jsonl>/<size:mtime of events.jsonl>",
-     "marks": "<digest of every forget mark>", "permanent": ["<event id>", ...]}
+     "marks": "<digest of every forget mark>", "permanent": ["<digest of an event id>", ...]}
+
+Numbers and digests are spelled in letters (`_spelled`), so the note never holds a run of
+digits that a forgotten text (a PIN, a code) could also hold.
 
 `in_step` compares the two files' sizes and modification times with `sig`: two `stat`
 calls and one small read, cheap enough for the quick search path (which declines when
@@ -43,8 +46,17 @@ MARKER = FORGETS_APPLIED
 _FORGOTTEN = b'.forgotten"'
 
 
+_LETTERS = str.maketrans("0123456789abcdef", "ghijklmnopqrstuv")
+
+
+def _spelled(text: str) -> str:
+    """Digits and hex digits as letters (g-v), so no number or digest reads as digits."""
+    return text.translate(_LETTERS)
+
+
 def signature(root: str | os.PathLike[str]) -> str:
-    """Sizes and modification times of the tombstones and the journal ('-' when missing)."""
+    """Sizes and modification times of the tombstones and the journal ('-' when missing),
+    spelled in letters."""
     parts = []
     for rel in (TOMBSTONES, EVENTS):
         try:
@@ -52,7 +64,7 @@ def signature(root: str | os.PathLike[str]) -> str:
             parts.append(f"{st.st_size}:{st.st_mtime_ns}")
         except OSError:
             parts.append("-")
-    return "/".join(parts)
+    return _spelled("/".join(parts))
 
 
 def _marker(data: bytes | None) -> dict[str, object] | None:
@@ -96,7 +108,7 @@ def _never_forgotten(sig: str) -> bool:
 
 
 def forget_marks(tombstones: bytes, events: bytes) -> tuple[str, set[str]]:
-    """(digest of every forget mark, ids of the permanent forget events) in the two
+    """(digest of every forget mark, digests of the permanent forget events' ids) in the two
     files' bytes. Only journal lines holding a `*.forgotten` type are parsed."""
     import hashlib
     import json
@@ -116,12 +128,13 @@ def forget_marks(tombstones: bytes, events: bytes) -> tuple[str, set[str]]:
             eid = str(ev.get("id"))
             ids.add(eid)
             if ev.get("permanent"):
-                permanent.add(eid)
+                permanent.add(_spelled(hashlib.sha256(eid.encode("utf-8", "surrogateescape"))
+                                       .hexdigest()[:24]))
         start = events.find(_FORGOTTEN, end)
     digest = hashlib.sha256(tombstones)
     for eid in sorted(ids):
         digest.update(b"\n" + eid.encode("utf-8", "surrogateescape"))
-    return digest.hexdigest(), permanent
+    return _spelled(digest.hexdigest()), permanent
 
 
 def apply(vault: Vault) -> bool:
