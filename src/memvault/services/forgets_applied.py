@@ -26,7 +26,7 @@ local forget) re-reads the two files only when they changed: when a *permanent* 
 is new it deletes the search index, as a local `forget --permanent` does (a cache: the
 next search rebuilds it), and when the set of forget marks (tombstone lines, `*.forgotten`
 events) is new it scrubs the safety net (`SafetyNet.scrub_forgotten`) and the parse cache
-(`parse_cache.drop_stale`). Nothing here reads a memory file's text.
+(`parse_cache_forget.drop_stale`). Nothing here reads a memory file's text.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def apply(vault: Vault) -> bool:
     marks, permanent = forget_marks(stones, journal)
     discarded = False
     if found is None or found.get("marks") != marks:
-        from memvault.services import parse_cache
+        from memvault.services import parse_cache_forget
         from memvault.services.safety_net import SafetyNet
 
         known = found.get("permanent") if found is not None else None
@@ -164,7 +164,7 @@ def apply(vault: Vault) -> bool:
                                  "clone)")
             discarded = True
         SafetyNet(backend).scrub_forgotten()
-        parse_cache.drop_stale(backend)
+        parse_cache_forget.drop_stale(backend)
     _write_marker(vault, {"format": 1, "sig": sig, "marks": marks,
                           "permanent": sorted(permanent)})
     return discarded
