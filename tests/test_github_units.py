@@ -61,8 +61,10 @@ def test_a_remember_is_one_commit_holding_the_fact_and_its_journal_line(github) 
 
 
 def test_a_permanent_forget_is_one_commit_and_warns_about_earlier_commits(github) -> None:
-    fid = json.loads(cli("remember", "My PIN is 4242", "--json").stdout)["fact"]["id"]
-    cli("memory", "edit", fid, "My PIN is 4243")
+    # Words no id or digest can hold (those are lowercase hex or base36): a check for
+    # plain "424" failed whenever a random event id happened to contain it.
+    fid = json.loads(cli("remember", "My PIN is Q4242Z", "--json").stdout)["fact"]["id"]
+    cli("memory", "edit", fid, "My PIN is Q4243Z")
     before = commits(github)
     out = cli("forget", fid, "--permanent", "--yes")
     assert out.returncode == 0, out.stderr
@@ -71,10 +73,10 @@ def test_a_permanent_forget_is_one_commit_and_warns_about_earlier_commits(github
     assert commits(github) == before + 1
     files = github.files()
     for path in (MEMORY, EVENTS):
-        assert b"424" not in files[path], path
+        assert b"Q424" not in files[path], path
     assert fid.encode() in files[TOMBSTONES]
     cached = list((Path(os.environ["HOME"]) / ".cache/memvault").rglob("*"))
-    assert not any(b"4242" in p.read_bytes() for p in cached if p.is_file())
+    assert not any(b"Q4242Z" in p.read_bytes() for p in cached if p.is_file())
 
 
 def test_init_honours_backend_github_in_the_folders_config(standin, monkeypatch,
