@@ -142,7 +142,7 @@ class BulletDocument:
         found = [self._current(item, positions) for item in items]
         gone = {index for index, _ in found}
         saved = self._snapshot()
-        opened_with_frontmatter = self._has_frontmatter()
+        opened_with_dashes = self._starts_with_dashes()
         lines = self.file.lines
         drop: set[int] = set()
         for _, item in found:
@@ -151,7 +151,7 @@ class BulletDocument:
         if kept and lines[-1].eol == "" and len(lines) - 1 in drop:
             kept[-1].eol = ""  # the file still ends without a final newline
         self.file.lines = kept
-        self._keep_body_out_of_frontmatter(opened_with_frontmatter)
+        self._keep_body_out_of_frontmatter(opened_with_dashes)
         self._reparse()
         expected = [ident for i, ident in enumerate(saved[1]) if i not in gone]
         if [_identity(it) for it in self.items] != expected:
@@ -205,18 +205,17 @@ class BulletDocument:
         raise ReadOnly(f"line {item.line_no}: the edit would have changed other items "
                        "(the file's lines and their parse disagree); nothing was changed")
 
-    def _has_frontmatter(self) -> bool:
+    def _starts_with_dashes(self) -> bool:
         lines = self.file.lines
-        if not lines or lines[0].text.rstrip() != "---":
-            return False
-        return _frontmatter_end([ln.text for ln in lines]) > 0
+        return bool(lines) and lines[0].text.rstrip() == "---"
 
-    def _keep_body_out_of_frontmatter(self, opened_with_frontmatter: bool) -> None:
-        """After removing lines from the top of a file that had no frontmatter, the file
-        may now start with `---` and a later `---`: every reader (this parser and
-        Obsidian) would take the lines between them for frontmatter, and the facts
-        there would vanish. A blank first line keeps them in the body."""
-        if opened_with_frontmatter or not self._has_frontmatter():
+    def _keep_body_out_of_frontmatter(self, opened_with_dashes: bool) -> None:
+        """After removing lines from the top of a file that did not start with `---`, the
+        file may now start with one: with a later `---` (now, or after the next hand edit)
+        every reader (this parser and Obsidian) would take the lines between them for
+        frontmatter, and the facts there would vanish. A blank first line keeps them in
+        the body."""
+        if opened_with_dashes or not self._starts_with_dashes():
             return
         self.file.lines.insert(0, Line("", self.file.dominant_eol))
 
