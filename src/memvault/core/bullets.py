@@ -544,7 +544,8 @@ def _parse_item_text(start: int, text_end: int, end: int, marker: str, gap: str,
 
 
 def _assign_ids(items: list[BulletItem]) -> dict[str, list[BulletItem]]:
-    seen: dict[str, list[BulletItem]] = {}
+    """Give every item its id (written, or provisional for a hand-written bullet);
+    returns the ids more than one item has, with those items in file order."""
     occurrences: dict[str, int] = {}
     written: set[str] | None = None
     for it in items:
@@ -565,6 +566,11 @@ def _assign_ids(items: list[BulletItem]) -> dict[str, list[BulletItem]]:
             occurrences[key] = nth + 1
             it.id = candidate
             it.provisional = True
+    ids = [it.id for it in items]
+    if len(set(ids)) == len(ids):  # the usual file: no id twice (checked at C speed)
+        return {}
+    seen: dict[str, list[BulletItem]] = {}
+    for it in items:
         seen.setdefault(it.id, []).append(it)
     return {k: v for k, v in seen.items() if len(v) > 1}
 

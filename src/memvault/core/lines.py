@@ -62,7 +62,13 @@ class TextFile:
         if "\x00" in text:
             readonly = "file contains NUL bytes (binary?)"
         pieces = text.split("\n")
-        lines: list[Line] = []
+        if "\r" not in text:  # the common file: every ending "\n" (one pass, at C speed)
+            tail = pieces.pop()
+            lines = [Line(piece, "\n") for piece in pieces]
+            if tail:
+                lines.append(Line(tail, ""))  # no final newline
+            return cls(lines=lines, bom=bom, readonly_reason=readonly, _dominant_eol="\n")
+        lines = []
         last = len(pieces) - 1
         crlf = lf = 0
         for i, piece in enumerate(pieces):

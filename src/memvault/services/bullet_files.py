@@ -21,8 +21,7 @@ Callers therefore express edits by record id, never by line number from an earli
 
 from __future__ import annotations
 
-import random
-import secrets
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -126,6 +125,8 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
     net = SafetyNet(backend)
     for attempt in range(MAX_ATTEMPTS):
         if attempt:  # another program is saving: give it a moment, not a tight loop
+            import random
+
             time.sleep(random.uniform(0.01, 0.05) * attempt)
         with backend.lock():
             seen = net.seen(path)
@@ -142,9 +143,9 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
             doc = loaded.doc if loaded.exists else parse_bullets(initial)
             if doc.readonly_reason:
                 raise ReadOnly(doc.readonly_reason, path=path)
-            if track_losses:
-                net.note_lost(net.vanished(path, seen, doc))
             before = record_ids(doc)
+            if track_losses:
+                net.note_lost(net.vanished(path, seen, doc, before))
             if tidied is not None and settled:
                 doc = tidied.doc if tidied.doc is not None else parse_bullets(tidied.data)
             try:
@@ -163,7 +164,9 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
             except Conflict:
                 continue
             if after - before or not before - after:
-                net.store(path, data, doc)
+                # nothing removed, or the removal's words already left the net before the
+                # write (durably): this copy holds only what the file now holds
+                net.store(path, data, doc, ids=after, durable=False)
             parse_cache.store(backend, path, data, doc)
             if tidied is not None:
                 record_dropped(backend, path, tidied)
@@ -225,6 +228,6 @@ def derived_record_id(record_id: str, taken: set[str]) -> str:
 
 def new_record_id(taken: set[str]) -> str:
     while True:
-        candidate = encode_id(secrets.randbits(40))
+        candidate = encode_id(int.from_bytes(os.urandom(5), "big"))  # 40 random bits
         if candidate not in taken:
             return candidate

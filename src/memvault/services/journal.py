@@ -19,8 +19,8 @@ by memvault 0.1.0 (a plainer normalisation) are still honoured when reading.
 from __future__ import annotations
 
 import json
+import os
 import re
-import secrets
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -33,7 +33,7 @@ from memvault.state_paths import EVENTS, TOMBSTONES
 
 
 def new_event_id(prefix: str = "ev") -> str:
-    return f"{prefix}-{int(time.time())}-{secrets.token_hex(4)}"
+    return f"{prefix}-{int(time.time())}-{os.urandom(4).hex()}"
 
 
 def principal_event_id(key: str, scope: str) -> str:

@@ -148,9 +148,15 @@ class SafetyNet:
         return None if parsed is None else Seen(*parsed)
 
     def store(self, path: str, data: bytes, doc: BulletDocument,
-              ids: frozenset[str] | None = None) -> None:
+              ids: frozenset[str] | None = None, *, durable: bool = True) -> None:
         """Record `data` (parsed as `doc`) as what memvault last saw of `path`; `ids`
-        overrides the records the fingerprint expects (default: those of `doc`)."""
+        overrides the records the fingerprint expects (default: those of `doc`).
+
+        `durable=False` (after a write that removed nothing): replaced atomically but not
+        fsynced. Then the copy holds nothing the memory file does not also hold, durably,
+        so a power cut can only leave the previous fingerprint and copy (a weaker check
+        at the next write, never a word lost or kept against a forget). A store that must
+        take words out of the net (before a removal, a scrub) is always durable."""
         if not self.enabled:
             return
         import hashlib
@@ -161,6 +167,10 @@ class SafetyNet:
                 "copy": copy}
         payload = json.dumps(head).encode() + b"\n" + (data if copy else b"")
         self.ensure_ignored()
+        write_cache = None if durable else getattr(self.backend, "write_cache", None)
+        if write_cache is not None:
+            write_cache(self.seen_path(path), payload)
+            return
         self.backend.write(self.seen_path(path), payload, expected=ANY,
                            message="memvault: safety net")
 
@@ -176,11 +186,13 @@ class SafetyNet:
 
     # -- what vanished -------------------------------------------------------------------
 
-    def vanished(self, path: str, seen: Seen | None, doc: BulletDocument) -> list[LostItem]:
-        """Records `seen` had that `doc` lacks, with their lines from the last-known copy."""
+    def vanished(self, path: str, seen: Seen | None, doc: BulletDocument,
+                 ids: frozenset[str] | None = None) -> list[LostItem]:
+        """Records `seen` had that `doc` lacks, with their lines from the last-known copy
+        (`ids`: `record_ids(doc)`, when the caller has it)."""
         if seen is None:
             return []
-        gone = seen.ids - record_ids(doc)
+        gone = seen.ids - (record_ids(doc) if ids is None else ids)
         if not gone:
             return []
         from memvault.core.bullets import parse_bullets
