@@ -1,0 +1,161 @@
+"""`memvault remember` through the console script ends the same way as the click command.
+
+The console script (`cli/entry.py`) runs `remember` with the cyclic collector paused from
+the first import and ends the finished process with `os._exit` (no interpreter
+teardown). Here both the console script (`python -m memvault`) and the click application
+called directly run as real subprocesses on identical copies of a real vault, over the
+outcomes a user meets (a new fact, the same words again, a near-duplicate warning, a
+forgotten text remembered again, bad input, usage errors, help, JSON, a closed stdout):
+exit code, stdout, stderr and Memory.md must be the same (new ids, which are random,
+compared by position). A last test checks that the bytes written by a hard-exited
+`remember` are all on disk and that a vault it wrote is read back intact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memvault import Vault
+from memvault.cli.entry import command_word
+from memvault.services.setup import init_vault
+
+ROOT = Path(__file__).resolve().parents[1]
+CLICK = "import sys; sys.argv = ['memvault', *sys.argv[1:]]\n" \
+        "from memvault.cli.app import main\nmain()\n"
+
+
+def _run(entry: str, args: list[str], *, closed_stdout: bool = False) -> tuple[int, str, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), NO_COLOR="1")
+    cmd = [sys.executable, "-m", "memvault", *args] if entry == "console" else \
+        [sys.executable, "-c", CLICK, *args]
+    done = subprocess.run(cmd, env=env, capture_output=not closed_stdout, text=True,
+                          timeout=60, stdout=subprocess.DEVNULL if closed_stdout else None,
+                          stderr=subprocess.PIPE if closed_stdout else None)
+    return done.returncode, done.stdout or "", done.stderr or ""
+
+
+def _ids_in_order(text: str, new: list[str]) -> str:
+    """The ids a run chose at random (`new`, in file order) numbered by position."""
+    for n, rid in enumerate(new):
+        text = re.sub(rf"\b{rid}\b", f"<new{n}>", text)
+    return text
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> tuple[Path, set[str]]:
+    root = tmp_path / "template"
+    init_vault(root)
+    v = Vault.open(root)
+    ids = {v.memory.remember(t).fact.id for t in (
+        "I drink tea, not coffee", "My main project is Aurora",
+        "I prefer concise answers with examples")}
+    gone = v.memory.remember("My old locker code is 4242").fact
+    v.memory.forget([gone.id])
+    return root, ids | {gone.id}
+
+
+CASES = [
+    ["remember", "I live in Oslo"],
+    ["remember", "I live in Oslo", "--category", "identity"],
+    ["remember", "-c", "preference", "I like short emails"],
+    ["--json", "remember", "I use vim"],
+    ["remember", "I use vim", "--json", "-q"],
+    ["remember", "i drink TEA,  not coffee"],  # the same words: no second fact
+    ["remember", "I drink tea and not coffee"],  # a near-duplicate: warned
+    ["remember", "My old locker code is 4242"],  # forgotten before: the tombstone is lifted
+    ["remember", ""],  # bad input
+    ["remember", "x" * 5000],  # too long
+    ["remember", "a fact", "--category", "no-such-category"],
+    ["remember"],  # usage error
+    ["remember", "a fact", "--bogus"],
+    ["remember", "--help"],
+    ["--scope", "other", "remember", "another principal's fact"],
+]
+
+
+@pytest.mark.parametrize("args", CASES, ids=lambda a: " ".join(a)[:40])
+def test_console_script_and_click_end_remember_alike(vault: tuple[Path, set[str]],
+                                                      tmp_path: Path, args: list[str]) -> None:
+    template, known = vault
+    results = []
+    for entry in ("console", "click"):
+        root = tmp_path / entry
+        shutil.copytree(template, root)
+        code, out, err = _run(entry, ["--vault", str(root), *args])
+        memory = (root / "Pilot" / "Memory.md").read_text(encoding="utf-8")
+        memory = re.sub(r"updated:\d+", "updated:T", memory)
+        new = [rid for rid in re.findall(r"id:([0-9a-z]{6})", memory) if rid not in known]
+        if "--scope" in args:
+            other = root / "Pilot" / "scopes" / "other" / "Memory.md"
+            new += re.findall(r"id:([0-9a-z]{6})", other.read_text(encoding="utf-8"))
+        out = re.sub(r'"updated": "?\d+"?', '"updated": T', out)  # the two runs' clocks
+        results.append((code, _ids_in_order(out, new), _ids_in_order(err, new),
+                        _ids_in_order(memory, new)))
+    assert results[0] == results[1]
+
+
+def test_a_closed_stdout_is_reported_alike(vault: tuple[Path, set[str]],
+                                           tmp_path: Path) -> None:
+    template, _ = vault
+    results = []
+    for entry in ("console", "click"):
+        root = tmp_path / entry
+        shutil.copytree(template, root)
+        env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+        cmd = [sys.executable, "-m", "memvault"] if entry == "console" else \
+            [sys.executable, "-c", CLICK]
+        # stdout closed outright (`>&-`): the fact is saved, the line cannot be printed
+        done = subprocess.run(["/bin/sh", "-c", '"$@" >&-', "sh", *cmd, "--vault", str(root),
+                               "remember", "I live in Oslo"], env=env, capture_output=False,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+        saved = "I live in Oslo" in (root / "Pilot" / "Memory.md").read_text(encoding="utf-8")
+        last = done.stderr.strip().splitlines()[-1:]  # the report (a traceback's frames
+        results.append((done.returncode, last, saved))  # name the entry, so its last line)
+    assert results[0] == results[1]
+    assert results[0][2]
+
+
+def test_a_hard_exited_remember_left_every_byte_on_disk(tmp_path: Path) -> None:
+    """Fifty remembers, each ended with os._exit: every fact, event and cache entry
+    written is whole, and a fresh reader (no cache) sees exactly the fifty facts."""
+    root = tmp_path / "vault"
+    init_vault(root)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    for n in range(50):
+        done = subprocess.run([sys.executable, "-m", "memvault", "--vault", str(root),
+                               "remember", f"fact number {n} about zebra{n}"], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    shutil.rmtree(root / ".memvault" / "parsed", ignore_errors=True)
+    facts = Vault.open(root).memory.all()
+    assert sorted(f.text for f in facts) == sorted(f"fact number {n} about zebra{n}"
+                                                   for n in range(50))
+    events = (root / ".memvault" / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    assert sum('"fact.remembered"' in line for line in events) == 50
+    # the net's fingerprint and copy (replaced without fsync) are whole and current
+    net = (root / ".memvault" / "safety" / "Pilot%2FMemory.md").read_bytes()
+    head, _, copy = net.partition(b"\n")
+    assert copy == (root / "Pilot" / "Memory.md").read_bytes()
+    assert sorted(json.loads(head)["ids"]) == sorted(f.id for f in facts)
+
+
+@pytest.mark.parametrize(("argv", "word"), [
+    (["remember", "x"], "remember"),
+    (["--vault", "remember", "search", "x"], "search"),  # a vault folder named remember
+    (["--scope", "a", "--json", "remember", "x"], "remember"),
+    (["-q", "memory", "list"], "memory"),
+    (["--vault=/v", "remember", "x"], "remember"),
+    (["search", "remember"], "search"),
+    ([], None),
+    (["--version"], None),
+])
+def test_the_command_word_skips_global_options(argv: list[str], word: str | None) -> None:
+    assert command_word(argv) == word
