@@ -159,3 +159,49 @@ def test_a_hard_exited_remember_left_every_byte_on_disk(tmp_path: Path) -> None:
 ])
 def test_the_command_word_skips_global_options(argv: list[str], word: str | None) -> None:
     assert command_word(argv) == word
+
+
+FSYNC_PROBE = r"""
+import os, sys
+log = sys.argv[1]
+real = os.fsync
+def fsync(fd):
+    real(fd)
+    with open(log, "a") as fh:
+        fh.write(os.readlink(f"/proc/self/fd/{fd}") + "\n")
+os.fsync = fsync
+sys.argv = ["memvault", *sys.argv[2:]]
+from memvault.cli.entry import main
+main()
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to name an fd")
+def test_what_a_remember_makes_durable(tmp_path: Path) -> None:
+    """A remember that adds a fact fsyncs the new Memory.md (its temp file, then its
+    folder after the exchange) and the journal line; the safety net's copy, which then
+    holds only what Memory.md holds, is replaced without fsync. A forget still fsyncs
+    the net before Memory.md changes (its words must leave the net durably)."""
+    root = tmp_path / "vault"
+    init_vault(root)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+
+    def synced(*args: str) -> list[str]:
+        log = tmp_path / "fsyncs.txt"
+        log.unlink(missing_ok=True)
+        done = subprocess.run([sys.executable, "-c", FSYNC_PROBE, str(log), "--vault",
+                               str(root), *args], env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        return [str(Path(p).relative_to(root)) if p.startswith(str(root)) else p
+                for p in log.read_text().splitlines()] if log.exists() else []
+
+    synced("remember", "I drink tea")  # the first write also makes the net's folder
+    paths = synced("remember", "I live in Oslo")
+    assert len(paths) == 3, paths
+    assert paths[0].startswith("Pilot/.Memory.md.") and paths[0].endswith(".tmp"), paths
+    assert paths[1] == "Pilot"
+    assert paths[2] == ".memvault/events.jsonl"
+    fact = Vault.open(root).memory.all()[0]
+    forget = synced("forget", fact.id, "--yes")
+    assert any(p.startswith(".memvault/safety/.Pilot%2FMemory.md.") for p in forget), forget

@@ -4,13 +4,14 @@ A command line that may be a plain note search printed as JSON (`search` and `--
 both on it) is offered to the quick path first (`cli.quick`), which answers it without
 loading click, rich or most of memvault when it can prove the ordinary command would
 print the same and change nothing. Every other command line, and every one the quick
-path declines, runs the click application (`cli.app`).
+path declines, runs the click application (`cli.app`). A `remember` runs without the
+cyclic garbage collector and, once finished, ends without the interpreter's teardown
+(`COLLECTOR_FREE`, `_end_now`).
 """
 
 from __future__ import annotations
 
 import sys
-
 
 COLLECTOR_FREE = frozenset({"remember"})
 """Commands run without Python's cyclic garbage collector from the first import: they
