@@ -88,24 +88,22 @@ def test_doctor_reports_an_id_used_by_two_kinds(vault_dir: Path) -> None:
 
 def test_new_ids_are_checked_against_every_kind(vault_dir: Path, monkeypatch) -> None:
     """The random source offers a fact's id first: the proposal must not take it."""
-    import secrets
-
     from memvault.core.bullets import encode_id
+    from memvault.services import bullet_files
 
     memory = vault_dir / "Pilot" / "Memory.md"
     taken_number = 12345
     taken = encode_id(taken_number)
     memory.write_text(memory.read_text() + f"- I live in Porto <!-- id:{taken} -->\n")
     offers = iter([taken_number, taken_number, 999_999])
-    monkeypatch.setattr(secrets, "randbits", lambda bits: next(offers))
+    monkeypatch.setattr(bullet_files, "random_id_number", lambda: next(offers))
     result = Vault.open(vault_dir).proposals.propose("I like green tea", "preference")
     assert result.proposal is not None and result.proposal.id == encode_id(999_999)
 
 
 def test_a_new_fact_never_takes_a_proposals_id(vault_dir: Path, monkeypatch) -> None:
-    import secrets
-
     from memvault.core.bullets import _ID_ALPHABET, encode_id
+    from memvault.services import bullet_files
 
     vault = Vault.open(vault_dir)
     proposed = vault.proposals.propose("I like green tea", "preference").proposal
@@ -113,7 +111,7 @@ def test_a_new_fact_never_takes_a_proposals_id(vault_dir: Path, monkeypatch) -> 
     taken_number = sum(_ID_ALPHABET.index(c) * 36 ** i for i, c in enumerate(proposed.id))
     assert encode_id(taken_number) == proposed.id
     offers = iter([taken_number, 424_242])
-    monkeypatch.setattr(secrets, "randbits", lambda bits: next(offers))
+    monkeypatch.setattr(bullet_files, "random_id_number", lambda: next(offers))
     fact = Vault.open(vault_dir).memory.remember("I live in Porto").fact
     assert fact.id == encode_id(424_242)
 

@@ -226,8 +226,15 @@ def derived_record_id(record_id: str, taken: set[str]) -> str:
     return candidate
 
 
+def random_id_number() -> int:
+    """40 bits from the system's random source (as `secrets.randbits(40)` draws them,
+    without importing `secrets`, `random`, `base64` and `hmac` on every write)."""
+    return int.from_bytes(os.urandom(5), "big")
+
+
 def new_record_id(taken: set[str]) -> str:
+    """A random id that is not in `taken` (drawn again until it is free)."""
     while True:
-        candidate = encode_id(int.from_bytes(os.urandom(5), "big"))  # 40 random bits
+        candidate = encode_id(random_id_number())
         if candidate not in taken:
             return candidate
