@@ -210,6 +210,19 @@ class FsBackend:
                 tmp.unlink(missing_ok=True)  # after an exchange: the displaced old file
         return version_of(data, staged)
 
+    def replace_unsynced(self, path: str, data: bytes) -> None:
+        """Replace a file atomically (temp file, rename) without `fsync`: for a local
+        record whose loss in a power cut costs nothing (the safety net's copy of bytes a
+        memory file already holds durably). The same path checks as `write`."""
+        full = self._path(path, for_write=True)
+        with self.lock():
+            check_not_readonly(path, full)
+            tmp, _staged = self._stage(path, full, data, durable=False)
+            try:
+                os.replace(tmp, full)
+            finally:
+                tmp.unlink(missing_ok=True)
+
     def delete(self, path: str, *, expected: Expected = ANY, message: str = "") -> None:
         full = self._path(path, for_write=True)
         with self.lock():
@@ -286,12 +299,13 @@ class FsBackend:
                     if tmp is not None:
                         tmp[0].unlink(missing_ok=True)  # after an exchange: the old file
 
-    def _stage(self, path: str, full: Path, data: bytes, *,
-               clean: bool = True) -> tuple[Path, os.stat_result]:
+    def _stage(self, path: str, full: Path, data: bytes, *, clean: bool = True,
+               durable: bool = True) -> tuple[Path, os.stat_result]:
         """Write `data` to a temp file next to `full`, fsynced; returns the temp path and
         its `fstat` (the identity the installed file will have).
 
-        `clean=False`: the caller already removed stale temps (see `commit`)."""
+        `clean=False`: the caller already removed stale temps (see `commit`);
+        `durable=False`: no `fsync` (see `replace_unsynced`)."""
         try:
             full.parent.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
@@ -314,7 +328,8 @@ class FsBackend:
                 fh.write(data)
                 fh.flush()
                 os.chmod(tmp, mode if mode is not None else 0o644)
-                os.fsync(fh.fileno())
+                if durable:
+                    os.fsync(fh.fileno())
                 staged = os.fstat(fh.fileno())
         except BaseException:
             tmp.unlink(missing_ok=True)

@@ -167,9 +167,10 @@ class SafetyNet:
                 "copy": copy}
         payload = json.dumps(head).encode() + b"\n" + (data if copy else b"")
         self.ensure_ignored()
-        write_cache = None if durable else getattr(self.backend, "write_cache", None)
-        if write_cache is not None:
-            write_cache(self.seen_path(path), payload)
+        replace_unsynced = None if durable else getattr(self.backend, "replace_unsynced",
+                                                          None)
+        if replace_unsynced is not None:
+            replace_unsynced(self.seen_path(path), payload)
             return
         self.backend.write(self.seen_path(path), payload, expected=ANY,
                            message="memvault: safety net")
