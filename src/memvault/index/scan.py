@@ -1,7 +1,7 @@
 """Finding the vault's notes on disk and reading one for the index.
 
-`scan_vault` lists every indexable Markdown file with its size and modification time
-(which files: `walk.walk_notes`) and marks the memory files among them.
+`scan_vault` lists every indexable Markdown file with its size, modification time and
+change time (which files: `walk.walk_notes`) and marks the memory files among them.
 `read_indexable` reads one file: a note, a memory file (the bullet file of a record kind
 of a principal, `memvault.core.kinds`, read per record with the shared bullet grammar),
 or the reason it cannot be indexed (binary, not UTF-8, unreadable).
@@ -33,6 +33,7 @@ class ScannedFile:
     path: str
     size: int
     mtime_ns: int
+    ctime_ns: int  # the change time: moves on every write, even one that restores mtime
     scope: str | None = None  # set for memory files: the principal they belong to
     memory_kind: str | None = None  # the record kind's name (`memvault.core.kinds`)
     problem: str | None = None  # set when the file cannot be read at all (its name)
@@ -105,17 +106,17 @@ def scanned_files(entries: list[Entry], home_root: str) -> dict[str, ScannedFile
     scanned = ScannedFile  # names looked up once: this loop runs once per file
     out: dict[str, ScannedFile] = {}
     odd_names: list[Entry] = []
-    for rel, size, mtime_ns in entries:
+    for rel, size, mtime_ns, ctime_ns in entries:
         if not rel.isascii() and stored_path(rel)[1] is not None:
-            odd_names.append((rel, size, mtime_ns))
+            odd_names.append((rel, size, mtime_ns, ctime_ns))
         elif rel[rel.rfind("/") + 1:] in bullet_files:
             scope, kind = memory_role(rel, home_root)
-            out[rel] = scanned(rel, size, mtime_ns, scope, kind)
+            out[rel] = scanned(rel, size, mtime_ns, ctime_ns, scope, kind)
         else:
-            out[rel] = scanned(rel, size, mtime_ns)
-    for rel, size, mtime_ns in odd_names:  # a real file of the escaped name comes first
+            out[rel] = scanned(rel, size, mtime_ns, ctime_ns)
+    for rel, size, mtime_ns, ctime_ns in odd_names:  # a real file of the escaped name first
         key, problem = stored_path(rel)
-        out.setdefault(key, scanned(key, size, mtime_ns, problem=problem))
+        out.setdefault(key, scanned(key, size, mtime_ns, ctime_ns, problem=problem))
     return out
 
 
@@ -146,10 +147,11 @@ def scan_paths(root: Path, home_root: str, rels: set[str]) -> dict[str, ScannedF
             continue
         key, problem = stored_path(rel)
         if problem is not None:
-            out.setdefault(key, ScannedFile(key, st.st_size, st.st_mtime_ns, problem=problem))
+            out.setdefault(key, ScannedFile(key, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+                                            problem=problem))
             continue
         scope, kind = memory_role(rel, home_root)
-        out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, scope, kind)
+        out[rel] = ScannedFile(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, scope, kind)
     return out
 
 

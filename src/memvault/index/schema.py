@@ -136,6 +136,17 @@ def m006_links_by_target(conn: sqlite3.Connection) -> None:
     """)
 
 
+def m007_change_times(conn: sqlite3.Connection) -> None:
+    """Each file's change time (`st_ctime_ns`), which a program cannot set back: an edit
+    that keeps the size and restores the modification time is seen. Existing rows have
+    none, so the next refresh hashes every file once (only a file whose bytes differ from
+    what was indexed is read again)."""
+    _run(conn, """
+        ALTER TABLE files ADD COLUMN ctime_ns INTEGER;
+        DELETE FROM meta WHERE key = 'files_signature'
+    """)
+
+
 def _run(conn: sqlite3.Connection, script: str) -> None:
     """Run statements one by one (executescript would commit the open transaction)."""
     for statement in script.split(";"):
@@ -150,6 +161,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     m004_vocabulary,
     m005_memory_vectors,
     m006_links_by_target,
+    m007_change_times,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

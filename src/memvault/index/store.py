@@ -6,13 +6,17 @@
 - A damaged file (not a database, truncated, malformed pages), a file left by an
   interrupted build, or one written by a newer version is deleted and rebuilt, with a
   notice; the index is a cache, so nothing is lost.
-- `refresh` re-reads only files whose size or modification time changed, and removes
-  rows of deleted files. When nothing changed it compares one signature of the scan
-  (`files_signature`) with the one stored for the files table, not every row. Memory
-  files (Memory.md, Lessons.md, Inbox.md of every principal) are indexed per record;
-  when they change, the FTS segments are merged and
-  the WAL truncated with `secure_delete` on, so forgotten text does not survive in the
-  index file.
+- `refresh` looks again only at files whose size, modification time or change time
+  changed, and removes rows of deleted files. The change time catches an edit that kept
+  the size and put the modification time back (a tool restoring times, a coarse-clock
+  file system); since a checkout, `cp -a` or `chmod -R` changes it for every file, a file
+  is parsed again only when a digest of its bytes differs from the one it was indexed
+  with, otherwise only its row's times are updated. When nothing changed it compares
+  one signature of the scan (`files_signature`) with the one stored for the files table,
+  not every row. Memory files (Memory.md, Lessons.md, Inbox.md of every principal) are
+  indexed per record; when they change, the FTS segments are merged and the WAL
+  truncated with `secure_delete` on, so forgotten text does not survive in the index
+  file.
 
 It reads files from the vault folder and writes only the index files: never a note.
 """
@@ -45,7 +49,8 @@ from memvault.state_folder import ensure_state_folder
 from memvault.state_paths import INDEX
 
 Progress = Callable[[int, int], None]
-Known = tuple[int, int, int, str | None]  # file id, size, mtime_ns, content digest
+Known = tuple[int, int, int, int | None, str | None]
+"""A files row: file id, size, mtime_ns, ctime_ns (None before it was recorded), digest."""
 BATCH = 400
 LOCK_TIMEOUT = 120.0
 
@@ -63,7 +68,7 @@ class RefreshResult:
     scanned: int = 0
     seconds: float = 0.0
     unchanged: int = 0
-    """Files whose size or modification time changed but whose bytes did not (not parsed)."""
+    """Files whose size or times changed but whose bytes did not (not parsed)."""
 
     @property
     def changed(self) -> int:
@@ -236,12 +241,12 @@ class IndexStore:
     def _known(self, conn: sqlite3.Connection, paths: tuple[str, ...] | None = None
                ) -> dict[str, Known]:
         if paths is None:
-            rows = conn.execute("SELECT id, path, size, mtime_ns, hash FROM files")
+            rows = conn.execute("SELECT id, path, size, mtime_ns, ctime_ns, hash FROM files")
         else:
             marks = ",".join("?" * len(paths))
-            rows = conn.execute(f"SELECT id, path, size, mtime_ns, hash FROM files "
+            rows = conn.execute(f"SELECT id, path, size, mtime_ns, ctime_ns, hash FROM files "
                                 f"WHERE path IN ({marks})", paths)
-        return {path: (fid, size, mtime, digest) for fid, path, size, mtime, digest in rows}
+        return {row[1]: (row[0], *row[2:]) for row in rows}
 
     def refresh(self, progress: Progress | None = None, *, full: bool = False) -> RefreshResult:
         """Bring the index in step with the files (see the module doc)."""
@@ -263,8 +268,7 @@ class IndexStore:
             known = self._known(conn)
             state = conn.execute("SELECT value FROM meta WHERE key = 'build_state'").fetchone()
             building = full or state is None or state[0] != "complete"
-            changed = [f for f in scanned.values()
-                       if f.path not in known or known[f.path][1:3] != (f.size, f.mtime_ns)]
+            changed = [f for f in scanned.values() if _stat_changed(f, known.get(f.path))]
             gone = [path for path in known if path not in scanned]
             if building:
                 _set_state(conn, "building")
@@ -310,8 +314,7 @@ class IndexStore:
             return result
         with self._writer():
             known = self._known(conn, wanted)
-            changed = [f for f in scanned.values()
-                       if f.path not in known or known[f.path][1:3] != (f.size, f.mtime_ns)]
+            changed = [f for f in scanned.values() if _stat_changed(f, known.get(f.path))]
             gone = [path for path in known if path not in scanned]
             touched = self._apply(conn, changed, gone, known, result, None, commit_every=None)
             if touched or gone:
@@ -324,7 +327,7 @@ class IndexStore:
                known: dict[str, Known], result: RefreshResult,
                progress: Progress | None, commit_every: int | None) -> bool:
         """Index `changed` files and drop `gone` ones. A changed file whose bytes have the
-        digest it was indexed with only gets its new size and time (it is not parsed)."""
+        digest it was indexed with only gets its new size and times (it is not parsed)."""
         from memvault.index.writer import delete_file_rows, insert_file
 
         memory_touched = False
@@ -343,9 +346,11 @@ class IndexStore:
                 old = known.get(entry.path)
                 data = read_file(self.root, entry, self.home_root)
                 digest = content_hash(data) if isinstance(data, bytes) else None
-                if old is not None and digest is not None and old[3] == digest:
-                    conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",
-                                 (entry.size, entry.mtime_ns, old[0]))
+                if old is not None and (old[4] == digest if digest is not None
+                                        else _same_problem(conn, old[0], data)):
+                    conn.execute("UPDATE files SET size = ?, mtime_ns = ?, ctime_ns = ? "
+                                 "WHERE id = ?",
+                                 (entry.size, entry.mtime_ns, entry.ctime_ns, old[0]))
                     result.unchanged += 1
                 else:
                     if old is not None:
@@ -421,11 +426,20 @@ def _set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
 
+def _same_problem(conn: sqlite3.Connection, file_id: int, data: bytes | str) -> bool:
+    """Whether a file that cannot be read is still skipped for the reason it was."""
+    row = conn.execute("SELECT problem FROM files WHERE id = ? AND kind = 'skipped'",
+                       (file_id,)).fetchone()
+    return row is not None and row[0] == data
+
+
+def _stat_changed(entry: ScannedFile, old: Known | None) -> bool:
+    """Whether a file must be looked at again: new, or its size, modification time or
+    change time differs from its row (the bytes decide whether it is parsed again)."""
+    return old is None or old[1:4] != (entry.size, entry.mtime_ns, entry.ctime_ns)
+
+
 def _differs(scanned: dict[str, ScannedFile], known: dict[str, Known]) -> bool:
     if len(scanned) != len(known):
         return True
-    for path, entry in scanned.items():
-        old = known.get(path)
-        if old is None or old[1] != entry.size or old[2] != entry.mtime_ns:
-            return True
-    return False
+    return any(_stat_changed(entry, known.get(path)) for path, entry in scanned.items())

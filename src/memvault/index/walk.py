@@ -1,7 +1,7 @@
 """Listing the vault's Markdown files, and one signature of the listing.
 
 `walk_notes` is the one definition of which files the index covers: every `.md` file
-under the vault folder with its size and modification time, skipping hidden folders and
+under the vault folder with its size, modification time and change time, skipping hidden folders and
 files (`.obsidian/`, `.memvault/`, `.git/`, `.trash/`), symlinks that lead outside the
 vault or to something other than a file, and the templates folders Obsidian's Templates
 or Templater plugin names (`template_folders`: skeletons with `{{date}}` placeholders are
@@ -20,8 +20,13 @@ from __future__ import annotations
 import os
 import stat
 
-Entry = tuple[str, int, int]
-"""(vault-relative path, size in bytes, modification time in ns)."""
+Entry = tuple[str, int, int, int]
+"""(vault-relative path, size in bytes, modification time in ns, change time in ns).
+
+The change time (`st_ctime_ns`) is set by the kernel on every write, rename or chmod and
+cannot be set back by a program (`os.utime`, `touch -r`, `cp -p` and editors that keep the
+old modification time only set the modification time), so an edit that keeps the size
+and puts the modification time back still changes it."""
 
 
 def _settings_file(root: str, rel: str) -> bytes | None:
@@ -104,24 +109,26 @@ def walk_notes(root: str | os.PathLike[str], home_root: str) -> list[Entry]:
                 st = entry.stat()
             except OSError:
                 continue
-            append((f"{rel_folder}{name}", st.st_size, st.st_mtime_ns))
+            append((f"{rel_folder}{name}", st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return out
 
 
 def files_signature(entries: list[Entry]) -> str:
-    """One value that changes whenever a file is added, removed, renamed, resized or
-    touched: the count, the sums of sizes and modification times, and the sum of a
-    checksum of each file's path seeded with its size and time, so two files trading
-    contents (by renames, each keeping its size and time) change it too. A refresh whose
-    listing has the signature stored with the files table compares that one value
-    instead of 10,000 rows; any change to the table deletes it first."""
+    """One value that changes whenever a file is added, removed, renamed, resized,
+    touched or written in place (its change time moves even when its size and
+    modification time are put back): the count, the sums of sizes, modification and change
+    times, and the sum of a checksum of each file's path seeded with its size and times,
+    so two files trading contents (by renames, each keeping its size and time) change it
+    too. A refresh whose listing has the signature stored with the files table compares
+    that one value instead of 10,000 rows; any change to the table deletes it first."""
     import zlib
 
     crc = zlib.crc32
-    size = mtime = paths = 0
-    for path, entry_size, entry_mtime in entries:
+    size = mtime = ctime = paths = 0
+    for path, entry_size, entry_mtime, entry_ctime in entries:
         size += entry_size
         mtime += entry_mtime
-        seed = (entry_size * 0x9E3779B1 + entry_mtime) & 0xFFFFFFFF
+        ctime += entry_ctime
+        seed = (entry_size * 0x9E3779B1 + entry_mtime + entry_ctime * 0x85EBCA6B) & 0xFFFFFFFF
         paths += crc(path.encode("utf-8", "surrogateescape"), seed)
-    return f"{len(entries)}:{size}:{mtime}:{paths}"
+    return f"{len(entries)}:{size}:{mtime}:{ctime}:{paths}"

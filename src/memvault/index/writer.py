@@ -47,14 +47,15 @@ def insert_file(conn: sqlite3.Connection, entry: ScannedFile, indexed: Indexable
     """Index one file (`digest`: of its bytes); returns the problem when it could not be
     indexed."""
     if isinstance(indexed, str):
-        conn.execute("INSERT INTO files(path, size, mtime_ns, kind, problem, hash) "
-                     "VALUES (?, ?, ?, 'skipped', ?, ?)",
-                     (entry.path, entry.size, entry.mtime_ns, indexed, digest))
+        conn.execute("INSERT INTO files(path, size, mtime_ns, ctime_ns, kind, problem, hash) "
+                     "VALUES (?, ?, ?, ?, 'skipped', ?, ?)",
+                     (entry.path, entry.size, entry.mtime_ns, entry.ctime_ns, indexed, digest))
         return indexed
     if isinstance(indexed, MemoryFileInfo):
-        cur = conn.execute("INSERT INTO files(path, size, mtime_ns, kind, title, hash) "
-                           "VALUES (?, ?, ?, 'memory', ?, ?)",
-                           (entry.path, entry.size, entry.mtime_ns, entry.path, digest))
+        cur = conn.execute("INSERT INTO files(path, size, mtime_ns, ctime_ns, kind, title, "
+                           "hash) VALUES (?, ?, ?, ?, 'memory', ?, ?)",
+                           (entry.path, entry.size, entry.mtime_ns, entry.ctime_ns, entry.path,
+                            digest))
         file_id = cur.lastrowid
         for rec in indexed.records:
             cur = conn.execute(
@@ -66,9 +67,10 @@ def insert_file(conn: sqlite3.Connection, entry: ScannedFile, indexed: Indexable
                          (cur.lastrowid, segment(rec.text), rec.category or "", rec.rid))
         return None
     note: Note = indexed
-    cur = conn.execute("INSERT INTO files(path, size, mtime_ns, kind, title, hash) "
-                       "VALUES (?, ?, ?, 'note', ?, ?)",
-                       (entry.path, entry.size, entry.mtime_ns, note.title, digest))
+    cur = conn.execute("INSERT INTO files(path, size, mtime_ns, ctime_ns, kind, title, hash) "
+                       "VALUES (?, ?, ?, ?, 'note', ?, ?)",
+                       (entry.path, entry.size, entry.mtime_ns, entry.ctime_ns, note.title,
+                        digest))
     file_id = cur.lastrowid
     values = (segment(note.title), segment(" ; ".join(note.aliases)),
               segment(tag_words(note.tags)), segment(note.properties), segment(note.body))

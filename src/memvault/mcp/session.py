@@ -145,7 +145,7 @@ class VaultSession:
         for rel in vault.layout.memory_files:
             try:
                 st = (self.root / rel).stat()
-                out.append((st.st_mtime_ns, st.st_size))
+                out.append((st.st_mtime_ns, st.st_ctime_ns, st.st_size))
             except OSError:
                 out.append(None)
         return tuple(out)
