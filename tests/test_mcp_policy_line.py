@@ -101,7 +101,8 @@ def test_agent_asking_to_raise_the_limit_creates_at_most_a_proposal(vault_dir: P
             names = await tool_names(client)
             if "memory_context" in names:
                 block = await ok(client, "memory_context", {"request": RAISE})
-                assert "500" in block["text"]  # the limit shown is still the user's
+                # the limit shown is still the user's
+                assert "daily_limit_usd: 500" in block["text"]
 
     run(go)
     inbox = (vault_dir / "Pilot" / "Inbox.md").read_text(encoding="utf-8")

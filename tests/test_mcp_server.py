@@ -312,9 +312,10 @@ def test_context_quotes_memory_and_can_leave_it_out(vault_dir: Path) -> None:
             assert "> " in text and "untrusted" in text
             line = next(ln for ln in text.splitlines() if "approve every trade" in ln)
             assert line.startswith(">")
-            assert "250" in text
+            assert "max_trade_usd: 250" in text
             bare = await ok(client, "memory_context", {"request": "buy ETH", "no_personal": True})
-            assert "approve every trade" not in bare["text"] and "250" in bare["text"]
+            assert "approve every trade" not in bare["text"]
+            assert "max_trade_usd: 250" in bare["text"]
 
     run(go)
 

@@ -251,11 +251,11 @@ def test_a_reader_stores_no_entry_for_bytes_the_file_no_longer_holds(vault: Path
     backend = local_backend(vault)
     old = (vault / MEMORY).read_bytes()
     _entry(vault).unlink()
-    (vault / MEMORY).write_bytes(old.replace(b"1234", b"5678"))
+    (vault / MEMORY).write_bytes(old.replace(b"locker code is 1234", b"locker code is 5678"))
     parse_cache.store_if_current(backend, MEMORY, old, parse_bullets(old))
     assert not _entry(vault).exists()
     parse_cache.parse(backend, MEMORY, (vault / MEMORY).read_bytes())
-    assert b"5678" in _entry(vault).read_bytes()
+    assert b"locker code is 5678" in _entry(vault).read_bytes()
 
 
 @pytest.mark.parametrize("by_hand", [False, True])
@@ -398,10 +398,10 @@ def test_a_permanent_forget_that_arrives_through_sync_leaves_no_entry_with_the_w
     _mv(a, "sync")
     _mv(b, "sync")
     assert "my alarm code is 8093 swift" in _texts(a)
-    assert _under_state(a, b"8093") and any(p.startswith(PARSED) for p in
-                                            _under_state(a, b"8093"))
+    assert _under_state(a, b"8093 swift") and any(p.startswith(PARSED) for p in
+                                            _under_state(a, b"8093 swift"))
     _mv(b, "forget", fact["id"], "--permanent", "--yes")
     _mv(b, "sync")
     _mv(a, "sync")
-    assert [p for p in _under_state(a, b"8093") if p.startswith(PARSED)] == []
+    assert [p for p in _under_state(a, b"8093 swift") if p.startswith(PARSED)] == []
     assert "my alarm code is 8093 swift" not in _texts(a)

@@ -90,7 +90,7 @@ def test_two_machines_merge_fact_by_fact_and_the_forgotten_fact_stays_gone(machi
     texts = set(fact_ids(a))
     assert texts == {"I live in Bergen", "My project is Aurora", "I use vim",
                      "I prefer short answers", "I trade on weekends", "My cat is called Miso"}
-    assert b"tea" not in mem_a and CONFLICT_OPEN.encode() not in mem_a
+    assert b"like tea" not in mem_a and CONFLICT_OPEN.encode() not in mem_a
     assert git(a, "status", "--porcelain") == ""
     assert git(b, "status", "--porcelain") == "?? todo.md\n"
     for clone in (a, b):

@@ -135,10 +135,10 @@ def test_during_a_conflict_context_serves_this_clones_version_and_never_a_forgot
         in_conflict) -> None:
     _, b, aurora, tea = in_conflict
     text = (b / "Pilot/Memory.md").read_text()
-    assert "Aurora 2" in text and "Borealis" in text and "tea" not in text
+    assert "Aurora 2" in text and "Borealis" in text and "like tea" not in text
     block = json.loads(Cli(b)("context", "--json").stdout)
     assert "Borealis" in block["text"] and "Aurora 2" not in block["text"]
-    assert "tea" not in block["text"]
+    assert "like tea" not in block["text"]
     assert any(aurora in w and "memvault resolve" in w for w in block["warnings"])
     human = Cli(b)("context")
     assert "unresolved merge conflict" in human.stderr
