@@ -3,7 +3,10 @@ tool errors, aliases, fresh state per call, and the hard line around Policy.md."
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -275,25 +278,41 @@ def test_trade_record_is_not_offered_below_write_access(vault_dir: Path) -> None
     assert not trades.exists() or not any(p.suffix == ".md" for p in trades.iterdir())
 
 
+async def _search_until(client: Any, args: dict[str, Any], done: Callable[[Any], bool],
+                        deadline: float) -> Any:
+    """`memory_search` again until `done(result)` holds or the `deadline` (a monotonic
+    time) passed; the last result."""
+    while True:
+        result = await ok(client, "memory_search", args)
+        if done(result) or time.monotonic() > deadline:
+            return result
+        await anyio.sleep(0.05)
+
+
 def test_search_sees_notes_and_facts_changed_while_serving(vault_dir: Path) -> None:
     async def go() -> None:
         async with in_process(vault_dir) as client:
             first = await ok(client, "memory_search", {"query": "quokka"})
+            # the server walks the whole vault again only every 30 s (a safety net): what
+            # it sees before then came through the watcher, so the waits below end sooner
+            deadline = time.monotonic() + 20
             assert first["notes"] == [] and first["memory"] == []
             (vault_dir / "Animals.md").write_text("# Animals\n\nThe quokka smiles.\n")
             memory = vault_dir / "Pilot" / "Memory.md"
             memory.write_text(memory.read_text() + "- I once met a quokka\n")
+            # the memory file's change is seen by the very next call (its stamp is
+            # checked on each call); a note's reaches the server through the file
+            # watcher, whose events arrive asynchronously: within milliseconds on an idle
+            # machine, later on a loaded one, so the note is waited for, with a deadline
             second = await ok(client, "memory_search", {"query": "quokka"})
+            assert [h["text"] for h in second["memory"]] == ["I once met a quokka"]
+            second = await _search_until(client, {"query": "quokka"},
+                                         lambda r: r["notes"] != [], deadline)
             assert [h["path"] for h in second["notes"]] == ["Animals.md"]
             assert [h["text"] for h in second["memory"]] == ["I once met a quokka"]
-            # a note change alone reaches the server through the file watcher, whose
-            # events arrive asynchronously (within milliseconds): allow it a moment
             (vault_dir / "Animals.md").unlink()
-            for _ in range(40):
-                third = await ok(client, "memory_search", {"query": "quokka", "notes": True})
-                if third["notes"] == []:
-                    break
-                await anyio.sleep(0.05)
+            third = await _search_until(client, {"query": "quokka", "notes": True},
+                                        lambda r: r["notes"] == [], deadline)
             assert third["notes"] == []
 
     run(go)
