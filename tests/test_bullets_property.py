@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -149,11 +152,13 @@ def test_inserting_a_batch_equals_inserting_one_by_one(text: str, count: int) ->
           suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow,
                                  HealthCheck.function_scoped_fixture])
 @given(WITH_ITEMS, st.sampled_from(["", "\ufeff"]), st.data())
-def test_service_edit_and_remember_touch_only_their_lines(vault, text: str, bom: str,
+def test_service_edit_and_remember_touch_only_their_lines(tmp_path: Path, text: str, bom: str,
                                                           data: st.DataObject) -> None:
     """Through the real Vault service (lock, CAS write, metadata): `edit` replaces exactly
     the item's lines with one line ending like the old last one; `remember` adds one."""
+    from memvault import Vault
     from memvault.core.reconcile import tidy
+    from memvault.services.setup import init_vault
     from tests.golden.support import changed_region, line_ending, lines_keepends
 
     raw = (bom + text).encode("utf-8")
@@ -163,6 +168,13 @@ def test_service_edit_and_remember_touch_only_their_lines(vault, text: str, bom:
     # A file holding what a merge leaves (one line twice) is settled by any write; the
     # tidy rules have their own tests (test_reconcile.py).
     assume(tidy(raw).data == raw)
+    # A vault of its own for each example, whose Memory.md holds these bytes before
+    # memvault first reads it. In a vault shared by the examples, the file would lack the
+    # records memvault saw there last, so each edit would first wait a second for what
+    # looks like an editor's save in progress (test_editor_races.py tests that wait).
+    root = Path(tempfile.mkdtemp(dir=tmp_path)) / "vault"
+    init_vault(root, trading=True)
+    vault = Vault.open(root)
     path = vault.root / vault.layout.memory
     path.write_bytes(raw)
     item = data.draw(st.sampled_from(editable))

@@ -373,7 +373,7 @@ def test_a_scoped_server_sees_only_its_principal(vault_dir: Path) -> None:
                     listed = await ok(client, "memory_list")
                     assert [f["text"] for f in listed["facts"]] == expected, scope
                     block = await ok(client, "memory_context")
-                    assert ("bees" in block["text"]) == bool(expected)
+                    assert ("keeps bees" in block["text"]) == bool(expected)
             finally:
                 session.close()
 
