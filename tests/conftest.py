@@ -4,6 +4,7 @@ per-user state (HOME, XDG_DATA_HOME, MEMVAULT_*) pointed at the temp folder."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,16 @@ class Cli:
 @pytest.fixture
 def cli(vault_dir: Path) -> Cli:
     return Cli(vault_dir)
+
+
+@pytest.fixture
+def refused_port():  # type: ignore[no-untyped-def]
+    """A loopback port that refuses connections for the whole test: bound by this socket
+    but never listening. (A port merely found free could be taken meanwhile by a server
+    another test starts in a parallel process.)"""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield s.getsockname()[1]
 
 
 def run_memvault(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,

@@ -7,7 +7,6 @@ tests/github_standin.py (127.0.0.1, real git SHAs, GitHub's status codes).
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -339,12 +338,10 @@ def test_a_502_is_retried_and_a_persistent_502_is_a_remote_error(standin, monkey
     assert_clean_failure(run_cli("memory", "list"), "server error 502", "3 attempt(s)")
 
 
-def test_connection_refused_is_a_one_line_remote_error(standin, monkeypatch) -> None:
+def test_connection_refused_is_a_one_line_remote_error(standin, monkeypatch,
+                                                       refused_port) -> None:
     use_github(monkeypatch, standin)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("MEMVAULT_GITHUB_API", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("MEMVAULT_GITHUB_API", f"http://127.0.0.1:{refused_port}")
     assert_clean_failure(run_cli("memory", "list"), "cannot connect")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -87,12 +86,6 @@ def _snapshot(vault_dir: Path) -> dict[str, bytes]:
             and "index" not in p.name}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_valid_llm_output_becomes_proposals_and_one_off_items_are_dropped(vault_dir,
                                                                           standin) -> None:
     _configure(vault_dir, standin.url)
@@ -120,8 +113,9 @@ def test_fenced_json_answer_is_accepted(cli, vault_dir, standin) -> None:
 
 
 @pytest.mark.parametrize("mode", ["malformed", "500", "timeout", "too-many", "refused"])
-def test_llm_failures_are_silent_exit_0_and_write_nothing(vault_dir, standin, mode) -> None:
-    url = standin.url if mode != "refused" else f"http://127.0.0.1:{_free_port()}/v1"
+def test_llm_failures_are_silent_exit_0_and_write_nothing(vault_dir, standin, mode,
+                                                          refused_port) -> None:
+    url = standin.url if mode != "refused" else f"http://127.0.0.1:{refused_port}/v1"
     standin.mode = mode if mode != "refused" else "valid"
     _configure(vault_dir, url)
     before = _snapshot(vault_dir)
@@ -139,8 +133,9 @@ def test_llm_failures_are_silent_exit_0_and_write_nothing(vault_dir, standin, mo
     assert _snapshot(vault_dir) == before
 
 
-def test_builtin_is_used_on_failure_only_when_configured_as_fallback(vault_dir) -> None:
-    _configure(vault_dir, f"http://127.0.0.1:{_free_port()}/v1", fallback="builtin")
+def test_builtin_is_used_on_failure_only_when_configured_as_fallback(vault_dir,
+                                                                     refused_port) -> None:
+    _configure(vault_dir, f"http://127.0.0.1:{refused_port}/v1", fallback="builtin")
     out = run_memvault("--vault", str(vault_dir), "extract", "-", "--json", input=TURN,
                        env={"MEMVAULT_LLM_API_KEY": KEY})
     result = json.loads(out.stdout)
