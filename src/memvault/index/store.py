@@ -91,6 +91,11 @@ def _is_transient(exc: sqlite3.DatabaseError) -> bool:
 class IndexStore:
     """One index file for one vault folder."""
 
+    read_only = False
+    """True while the index is read where it is and must not be written (a read-only
+    vault's index in step with its notes, `index/read_only.py`): derived rows such as
+    embedding vectors are then computed for the call and not stored."""
+
     def __init__(self, root: Path, home_root: str, db_path: Path | None = None) -> None:
         self.root = root
         self.home_root = home_root

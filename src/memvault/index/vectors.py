@@ -129,6 +129,8 @@ def _embed_and_store(store: IndexStore, embedder: Embedder, digests: list[str],
     quantised = np.clip(np.rint(np.asarray(matrix, dtype=np.float32) * SCALE), -127, 127) \
         .astype(np.int8)
     out = {digest: quantised[n] for n, digest in enumerate(digests)}
+    if store.read_only:
+        return out  # a read-only vault's index: the vectors serve this call only
     conn = store.connection()
     with store.writer():
         conn.execute("BEGIN IMMEDIATE")

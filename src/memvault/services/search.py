@@ -74,13 +74,19 @@ class SearchService:
                     f"({self.vault.backend.describe()}) keeps no copy of them here (its "
                     "cache is turned off); clone the repository and search the clone "
                     "with --vault PATH")
+            from memvault.index.fresh import index_writable
             from memvault.index.store import IndexStore
 
             if caps.local_root is None and caps.cache_dir is not None:
                 from memvault.services.search_mirror import NoteMirror
 
                 self._mirror = NoteMirror(self.vault.backend, caps.cache_dir)
-            self._store = IndexStore(root, self.vault.config.home)
+            if self._mirror is None and not index_writable(root):
+                from memvault.index.read_only import ReadOnlyIndexStore
+
+                self._store = ReadOnlyIndexStore(root, self.vault.config.home)
+            else:
+                self._store = IndexStore(root, self.vault.config.home)
         return self._store
 
     def _bring_copy(self, only: tuple[str, ...] | None = None) -> None:
