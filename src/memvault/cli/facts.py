@@ -69,12 +69,13 @@ def forget(ctx: click.Context, query: str, permanent: bool, rewrite_history: boo
     (case-insensitive); shows what it will forget and asks first.
 
     A content-free tombstone stops the same text from being proposed again. With
-    --permanent, an id only the history still holds is found there and erased too, and
-    in a git clone memvault says how many commits still hold the words.
+    --permanent, an id only the history still holds is found there and erased too;
+    memvault then names the notes that still hold the words (it never edits notes) and,
+    in a git clone, says how many commits still hold them.
 
     Example: memvault forget "Aurora" --permanent --rewrite-history
     """
-    from memvault.cli.forget_history import after_forget, words_only
+    from memvault.cli.forget_history import after_forget, name_notes, words_only
 
     if rewrite_history and not permanent:
         from memvault.errors import UsageError
@@ -107,6 +108,7 @@ def forget(ctx: click.Context, query: str, permanent: bool, rewrite_history: boo
         console().print(f"forgot {len(result.forgotten)} fact(s)"
                         + (" permanently" if permanent else
                            " (history kept: `memvault memory restore ID` undoes it)"))
+    name_notes(ctx, result.notes)
     history = after_forget(ctx, vault, texts, rewrite=rewrite_history, yes=yes) \
         if permanent else None
     if as_json:

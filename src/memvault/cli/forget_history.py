@@ -1,6 +1,7 @@
-"""What `memvault forget --permanent` says and does about history kept outside the vault's
-files: this clone's git commits (counted; rewritten with `--rewrite-history`), and a
-GitHub repository's earlier commits (which memvault cannot rewrite)."""
+"""What `memvault forget --permanent` says and does about copies of the words it cannot
+remove itself: notes that still hold them (named, one line each), this clone's git
+commits (counted; rewritten with `--rewrite-history`), and a GitHub repository's earlier
+commits (which memvault cannot rewrite)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,40 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from memvault.cli.state import confirm, console, notice, print_json, wants_json, warn
+from memvault.cli.state import (
+    confirm,
+    console,
+    notice,
+    print_json,
+    printable,
+    wants_json,
+    warn,
+)
 
 if TYPE_CHECKING:
+    from memvault.services.forget_notes import NotesHolding
     from memvault.services.history import GitHistory
     from memvault.services.vault import Vault
 
 ELSEWHERE = ("other clones, forks and the copies GitHub keeps (cached views, pull-request "
              "refs) still hold them: see docs/multi-machine.md")
+
+
+NOTES_SHOWN = 10
+
+
+def name_notes(ctx: click.Context, notes: NotesHolding | None) -> None:
+    """After a permanent forget, unless --json (the result carries the paths): the notes
+    that still hold the words, one line each (at most `NOTES_SHOWN`), never the words."""
+    if notes is None or not notes.total or wants_json(ctx):
+        return
+    warn(f"{notes.total} note(s) still hold these words; memvault never edits notes, "
+         "so edit them to remove the words:")
+    for path in notes.paths[:NOTES_SHOWN]:
+        click.echo(f"  {printable(path)}", err=True)
+    if notes.total > NOTES_SHOWN:
+        click.echo(f"  ... and {notes.total - NOTES_SHOWN} more (--json lists up to "
+                   f"{len(notes.paths)})", err=True)
 
 
 def after_forget(ctx: click.Context, vault: Vault, texts: list[str], *, rewrite: bool,

@@ -126,7 +126,10 @@ def delete(ctx: click.Context, fact_id: str, permanent: bool, yes: bool) -> None
     if wants_json(ctx):
         print_json(result.to_dict())
     else:
+        from memvault.cli.forget_history import name_notes
+
         console().print(f"forgot {esc(fact.id)}")
+        name_notes(ctx, result.notes)
 
 
 @memory_group.command("clear")
@@ -146,7 +149,10 @@ def clear(ctx: click.Context, permanent: bool, yes: bool) -> None:
     if wants_json(ctx):
         print_json(result.to_dict())
     else:
+        from memvault.cli.forget_history import name_notes
+
         console().print(f"forgot {len(result.forgotten)} fact(s)")
+        name_notes(ctx, result.notes)
 
 
 @memory_group.command("restore")

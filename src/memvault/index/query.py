@@ -20,7 +20,8 @@ import sqlite3
 from memvault.index.hits import HL_CLOSE, HL_OPEN, Hit, MemoryHit
 from memvault.index.text import segment, unsegment
 
-__all__ = ["HL_CLOSE", "HL_OPEN", "Hit", "MemoryHit", "search_memory", "search_notes"]
+__all__ = ["HL_CLOSE", "HL_OPEN", "Hit", "MemoryHit", "notes_with_phrases", "search_memory",
+           "search_notes"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -101,6 +102,22 @@ def _filters(path_glob: str | None, tag: str | None, conn: sqlite3.Connection | 
                 "(t.tag = ? OR substr(t.tag, 1, ?) = ?))")
         args += [clean, len(clean) + 1, clean + "/"]
     return sql, args
+
+
+def notes_with_phrases(conn: sqlite3.Connection, texts: list[str], *,
+                       visible: Visible | None = None) -> set[str]:
+    """Paths of the notes (memory files aside) holding any of `texts` as a phrase: its
+    words in that order, matched as search matches words (case, accents and word
+    endings aside), in the title, aliases, tags, properties or body."""
+    clauses = [c for c in (_literal(t) for t in texts) if c is not None]
+    filt, fargs = _filters(None, None, conn, visible)
+    found: set[str] = set()
+    for start in range(0, len(clauses), 100):
+        expression = " OR ".join(clauses[start:start + 100])
+        found.update(row[0] for row in conn.execute(
+            f"SELECT f.path FROM notes_fts JOIN files f ON f.id = notes_fts.rowid "
+            f"WHERE notes_fts MATCH ? AND f.kind = 'note'{filt}", (expression, *fargs)))
+    return found
 
 
 def search_notes(conn: sqlite3.Connection, query: str, *, limit: int = 10,

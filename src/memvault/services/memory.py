@@ -37,6 +37,7 @@ from memvault.services.bullet_files import (
 from memvault.services.one_commit import attempt_memo, one_commit
 
 if TYPE_CHECKING:
+    from memvault.services.forget_notes import NotesHolding
     from memvault.services.vault import Vault
 
 NEAR_DUPLICATE_THRESHOLD = 88.0
@@ -79,10 +80,13 @@ class ForgetResult:
     forgotten: list[Fact]
     permanent: bool
     purged_events: int = 0
+    notes: NotesHolding | None = None
+    """Permanent forgets: the notes that still hold the words (None: not searchable)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"forgotten": [{"id": f.id, "category": f.category} for f in self.forgotten],
-                "permanent": self.permanent, "purged_events": self.purged_events}
+                "permanent": self.permanent, "purged_events": self.purged_events,
+                **(self.notes.to_dict() if self.notes is not None else {})}
 
 
 @dataclass(slots=True)
@@ -307,10 +311,16 @@ class MemoryService:
                 previous[fid] = past
             texts[fid] = previous[fid].text
         hand = [fid for fid, fact in previous.items() if fact.provisional]
+        notes = None
+        if permanent:  # asked before the forget deletes the index (a cache)
+            from memvault.services.forget_notes import notes_holding
+            from memvault.services.history import texts_of
+
+            notes = notes_holding(self.vault, [*texts.values(), *texts_of(self.vault, wanted)])
         intent = begin(self.vault, texts, permanent=permanent, reason=reason, hand=hand)
         _, purged = complete(self.vault, intent)
         return ForgetResult(forgotten=[previous[fid] for fid in wanted], permanent=permanent,
-                            purged_events=purged)
+                            purged_events=purged, notes=notes)
 
     def clear(self, *, permanent: bool = False) -> ForgetResult:
         doc = self.document()

@@ -179,6 +179,22 @@ class SearchService:
         hits: list[Hit] = self._guarded(run)
         return hits
 
+    def notes_holding(self, texts: list[str]) -> list[str]:
+        """The notes this principal can see that hold any of `texts` as a phrase (after
+        bringing the index in step), sorted by path; memory files are not notes."""
+        from memvault.index.query import notes_with_phrases
+
+        self._bring_copy()
+
+        def run() -> list[str]:
+            store = self.store()
+            self.last_refresh = store.refresh()
+            return sorted(notes_with_phrases(store.connection(), texts,
+                                             visible=self.vault.layout.can_see))
+
+        paths: list[str] = self._guarded(run)
+        return paths
+
     def search_memory(self, query: str, *, limit: int = 10,
                       progress: Progress | None = None, refresh: bool = True,
                       semantic: bool = True) -> list[MemoryHit]:
