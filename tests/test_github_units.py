@@ -306,3 +306,50 @@ def test_the_mcp_search_tool_searches_the_repository_and_sees_changes_made_elsew
 
     run(go)
     assert not (tmp_path / "never-created").exists()
+
+
+def test_a_permanent_forget_from_another_machine_leaves_no_copy_in_this_machines_cache(
+        github, tmp_path: Path) -> None:
+    """Two machines (two cache folders) on one repository: B has read and searched the
+    fact (its blob cache, its copy of the notes and their index hold the words); A forgets
+    it permanently; after B's next command, of any kind, nothing in B's cache holds them."""
+    homes = {name: tmp_path / name for name in ("a", "b")}
+    wordings = (b"Q4242Z", b"Q4243Z")  # the fact's two wordings
+
+    def on(machine: str, *args: str):  # type: ignore[no-untyped-def]
+        home = homes[machine]
+        return run_memvault("--vault", "/nowhere", *args,
+                            env={"HOME": str(home), "XDG_CACHE_HOME": str(home / "cache")})
+
+    def holding(machine: str, *words: bytes) -> list[str]:
+        """Files of this machine's cache holding any of the words (whole words: a
+        shorter needle could turn up in compressed or binary bytes by chance)."""
+        cache = homes[machine] / "cache"
+        return sorted(str(p.relative_to(cache)) for p in cache.rglob("*")
+                      if p.is_file() and any(w in p.read_bytes() for w in words))
+
+    github.commit_files({"Notes/locker.md": b"# Locker\n\nThe gym locker is by the door.\n"})
+    fid = json.loads(on("a", "remember", "My locker PIN is Q4242Z", "--json").stdout
+                     )["fact"]["id"]
+    on("a", "memory", "edit", fid, "My locker PIN is Q4243Z")
+    for args in (("memory", "list", "--json"), ("search", "--memory", "--json", "Q4243Z"),
+                 ("search", "--json", "locker"), ("memory", "show", fid, "--json")):
+        done = on("b", *args)
+        assert done.returncode == 0, done.stderr
+    assert holding("b", b"Q4243Z") and holding("b", b"Q4242Z")  # blobs, the note copy, index
+    assert on("a", "forget", fid, "--permanent", "--yes").returncode == 0
+    assert holding("a", *wordings) == []
+    listed = on("b", "profile", "show")  # B's next command reads no memory file at all
+    assert listed.returncode == 0, listed.stderr
+    assert holding("b", *wordings) == []
+    # B still works from its (refilled) cache, and the fact is gone there too
+    found = on("b", "search", "--memory", "--json", "Q4243Z")
+    assert found.returncode == 0, found.stderr
+    assert not any(w.decode() in r["text"] for r in json.loads(found.stdout)["results"]
+                   for w in wordings)
+    assert json.loads(on("b", "search", "--json", "locker").stdout)["results"]
+    assert holding("b", *wordings) == []
+    # a later command with nothing new forgotten keeps the cache (no second download)
+    github.mark()
+    assert on("b", "search", "--json", "locker").returncode == 0
+    assert not any("/git/blobs/" in path for _, path in github.since_mark())

@@ -27,13 +27,22 @@ is new it deletes the search index, as a local `forget --permanent` does (a cach
 next search rebuilds it), and when the set of forget marks (tombstone lines, `*.forgotten`
 events) is new it scrubs the safety net (`SafetyNet.scrub_forgotten`) and the parse cache
 (`parse_cache_forget.drop_stale`). Nothing here reads a memory file's text.
+
+A store kept elsewhere (the GitHub backend) has no local folder, but this machine caches
+its files (`capabilities.cache_dir`: downloaded blobs of every version it read, and the
+copy of the notes with its search index). `apply_cached` (run by every `Vault.open` on
+such a store, and by every local forget) does the same there: the signature is the two
+journals' versions (blob ids, from the listing every command takes anyway), the note is
+`forgets.json` in the cache folder (never in the repository), and when a permanent
+forget is new the whole cache is dropped, as a local `forget --permanent` drops it (old
+blobs hold the words); the files are downloaded again as they are now.
 """
 
 from __future__ import annotations
 
 import os
 
-from memvault.state_paths import EVENTS, FORGETS_APPLIED, TOMBSTONES
+from memvault.state_paths import EVENTS, FORGETS_APPLIED, STATE_DIR, TOMBSTONES
 
 TYPE_CHECKING = False  # the quick search path imports this module: nothing else at first
 if TYPE_CHECKING:
@@ -168,6 +177,62 @@ def apply(vault: Vault) -> bool:
     _write_marker(vault, {"format": 1, "sig": sig, "marks": marks,
                           "permanent": sorted(permanent)})
     return discarded
+
+
+CACHED_MARKER = "forgets.json"
+
+
+def apply_cached(vault: Vault) -> bool:
+    """Bring this machine's cache of a store kept elsewhere in step with the forgets the
+    store's files hold (see the module doc); returns whether the cache was dropped."""
+    from pathlib import Path
+
+    backend = vault.backend
+    folder = backend.capabilities.cache_dir
+    if folder is None or backend.capabilities.local_root is not None:
+        return False
+    versions = backend.versions(STATE_DIR)
+    sig = _spelled(f"{versions.get(TOMBSTONES, '-')}/{versions.get(EVENTS, '-')}")
+    path = Path(folder) / CACHED_MARKER
+    try:
+        noted: bytes | None = path.read_bytes()
+    except OSError:
+        noted = None
+    found = _marker(noted)
+    if found is not None and found.get("sig") == sig or \
+            noted is None and TOMBSTONES not in versions:
+        return False
+    stones, journal = _read(backend, TOMBSTONES) or b"", _read(backend, EVENTS) or b""
+    marks, permanent = forget_marks(stones, journal)
+    dropped = False
+    if found is None or found.get("marks") != marks:
+        known = found.get("permanent") if found is not None else None
+        if permanent - set(known if isinstance(known, list) else ()):
+            index = vault.search.index_path()
+            if index is not None and index.exists():
+                vault.search.discard("a fact was forgotten permanently (here or on "
+                                     "another machine)")
+            backend.drop_caches()  # type: ignore[attr-defined]
+            dropped = True
+    _write_private(path, {"format": 1, "sig": sig, "marks": marks,
+                          "permanent": sorted(permanent)})
+    return dropped
+
+
+def _write_private(path: os.PathLike[str] | str, marker: dict[str, object]) -> None:
+    """Write the note atomically, readable by this user only (a lost note is redone)."""
+    import json
+
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        tmp = f"{os.fspath(path)}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(json.dumps(marker).encode() + b"\n")
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _read(backend: Backend, rel: str) -> bytes | None:

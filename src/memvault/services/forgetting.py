@@ -116,8 +116,9 @@ def complete(vault: Vault, intent: ForgetIntent) -> tuple[list[Fact], int]:
         from memvault.errors import VaultError
         from memvault.services import forgets_applied
 
-        try:
-            forgets_applied.apply(vault)  # this machine's caches now reflect this forget
+        try:  # this machine's caches now reflect this forget
+            forgets_applied.apply(vault)
+            forgets_applied.apply_cached(vault)
         except (OSError, VaultError):
             pass  # the forget is done; the next command brings the note in step
     return removed, purged

@@ -64,9 +64,17 @@ class Vault:
         machine's caches of forgets that arrived from another clone
         (`services/forgets_applied.py`); cheap when there are none."""
         local = self.backend.capabilities.local_root
-        if local is None:
-            return self
         from memvault.errors import VaultError
+
+        if local is None:
+            if self.backend.capabilities.cache_dir is not None:
+                from memvault.services import forgets_applied
+
+                try:
+                    forgets_applied.apply_cached(self)
+                except (OSError, VaultError):
+                    pass  # e.g. GitHub unreachable: the command says so itself
+            return self
 
         if (local / PENDING_FORGETS).exists():
             from memvault.services.forgetting import complete_pending
