@@ -40,6 +40,7 @@ def test_an_error_with_json_is_one_document_on_stdout_and_nothing_else(vault_dir
     assert done.returncode == 1
     assert json.loads(done.stdout) == {
         "error": "Pilot/Memory.md: no fact with id 'nope42'", "problems": []}
+    assert done.stdout.count("\n") == 1  # one line over a pipe, like every result
     plain = run_memvault("--vault", str(vault_dir), "memory", "show", "nope42")
     assert plain.returncode == 1 and plain.stdout == ""
     assert plain.stderr == "error: Pilot/Memory.md: no fact with id 'nope42'\n"

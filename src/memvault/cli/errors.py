@@ -9,7 +9,8 @@
 - Anything else is a bug in memvault and keeps Python's traceback.
 - With `--json` anywhere on the command line, the error is instead one JSON document on
   stdout, `{"error": "...", "problems": [...]}`, so a program reading stdout always gets
-  exactly one document. `-v` adds the traceback (stderr).
+  exactly one document (one line, like results, unless stdout is a terminal). `-v` adds
+  the traceback (stderr).
 
 The flags are read from the command line itself, because a usage error can happen
 before the command's options are parsed.
@@ -44,8 +45,11 @@ def _emit(message: str, problems: list[str], as_json: bool) -> None:
     if as_json:
         from memvault.cli.json_output import json_text
 
-        sys.stdout.write(json_text({"error": message, "problems": problems}, 2))
-        sys.stdout.flush()
+        out = sys.stdout  # indented on a terminal, one line otherwise, as results are
+        tty = getattr(out, "isatty", None)
+        out.write(json_text({"error": message, "problems": problems},
+                            2 if tty is not None and tty() else None))
+        out.flush()
         return
     from memvault.cli.state import printable
 
