@@ -80,7 +80,8 @@ class Capabilities:
     `remove_stale_temps(paths)` (temp files a killed write left), `link_target(path)`
     (where a symlinked path leads), `try_lock()` (the write lock without waiting: a
     context manager yielding whether it is held), `replace_unsynced(path, data)` (an
-    atomic replace without `fsync`, for the safety net's copy after an add); the parse
+    atomic replace without `fsync`, for the safety net's copy after an add and the
+    forgets note), `read_unversioned(path)` (bytes without a content hash); the parse
     cache keeps its folder there (see `services/parse_cache_files.py`)."""
     git_dir: Path | None = None
     """The git folder, when `local_root` lies in a git work tree: `memvault sync`, counting

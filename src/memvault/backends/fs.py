@@ -140,6 +140,14 @@ class FsBackend:
         data, st = found
         return Blob(data, version_of(data, st), changed_ns(st), linked)
 
+    def read_unversioned(self, path: str) -> bytes | None:
+        """A file's bytes, read as `read` reads them but without computing a version (no
+        hash of the content): for local records that are read whole and never written back
+        from what was read (the journal scanned for forgets, the safety net's
+        fingerprint of a 1 MB memory file)."""
+        found = stable_read(self._path(path), path)
+        return None if found is None else found[0]
+
     def remove_stale_temps(self, paths: list[str]) -> None:
         """Delete temp files a killed writer left beside these files: a staged new file, or
         the old file displaced by an exchange just before the kill. Under the lock no

@@ -36,6 +36,11 @@ journals' versions (blob ids, from the listing every command takes anyway), the 
 `forgets.json` in the cache folder (never in the repository), and when a permanent
 forget is new the whole cache is dropped, as a local `forget --permanent` drops it (old
 blobs hold the words); the files are downloaded again as they are now.
+
+A journal line this process appends itself (`before_append`, `after_append`) keeps an
+in-step note in step: when the journal grew by exactly that line, which forgets nothing,
+and the tombstones did not change, only `sig` is written again; so a `remember` does not
+make the next command read a 10,000-event journal again.
 """
 
 from __future__ import annotations
@@ -66,14 +71,23 @@ def _spelled(text: str) -> str:
 def signature(root: str | os.PathLike[str]) -> str:
     """Sizes and modification times of the tombstones and the journal ('-' when missing),
     spelled in letters."""
-    parts = []
+    return _signature_of(_stats(root))
+
+
+def _stats(root: str | os.PathLike[str]) -> tuple[os.stat_result | None, os.stat_result | None]:
+    """(tombstones, journal) as `stat` finds them, None when missing."""
+    found: list[os.stat_result | None] = []
     for rel in (TOMBSTONES, EVENTS):
         try:
-            st = os.stat(os.path.join(root, rel))
-            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
+            found.append(os.stat(os.path.join(root, rel)))
         except OSError:
-            parts.append("-")
-    return _spelled("/".join(parts))
+            found.append(None)
+    return found[0], found[1]
+
+
+def _signature_of(stats: tuple[os.stat_result | None, os.stat_result | None]) -> str:
+    return _spelled("/".join("-" if st is None else f"{st.st_size}:{st.st_mtime_ns}"
+                             for st in stats))
 
 
 def _marker(data: bytes | None) -> dict[str, object] | None:
@@ -174,8 +188,8 @@ def apply(vault: Vault) -> bool:
             discarded = True
         SafetyNet(backend).scrub_forgotten()
         parse_cache_forget.drop_stale(backend)
-    _write_marker(vault, {"format": 1, "sig": sig, "marks": marks,
-                          "permanent": sorted(permanent)})
+    _write_marker(backend, {"format": 1, "sig": sig, "marks": marks,
+                            "permanent": sorted(permanent)})
     return discarded
 
 
@@ -238,24 +252,76 @@ def _write_private(path: os.PathLike[str] | str, marker: dict[str, object]) -> N
 def _read(backend: Backend, rel: str) -> bytes | None:
     """One plain read where the backend offers it (no version hashing: a 10,000-event
     journal is read in a millisecond), else an ordinary one."""
-    plain = getattr(backend, "read_cache", None)
+    plain = getattr(backend, "read_unversioned", None)
     if plain is not None:
         return plain(rel)  # type: ignore[no-any-return]
     blob = backend.read(rel)
     return None if blob is None else bytes(blob.data)
 
 
-def _write_marker(vault: Vault, marker: dict[str, object]) -> None:
+def _write_marker(backend: Backend, marker: dict[str, object]) -> None:
     import json
 
     from memvault.backends.base import ANY
     from memvault.services.safety_net import SafetyNet
 
-    net = SafetyNet(vault.backend)
+    net = SafetyNet(backend)
     net.ensure_ignored()
     data = json.dumps(marker).encode() + b"\n"
-    quick = getattr(net.backend, "write_cache", None)  # no fsync: a lost note is redone
+    quick = getattr(backend, "replace_unsynced", None)  # no fsync: a lost note is redone
     if quick is not None:
         quick(MARKER, data)
     else:
-        net.backend.write(MARKER, data, expected=ANY, message="memvault: forgets applied")
+        backend.write(MARKER, data, expected=ANY, message="memvault: forgets applied")
+
+
+# -- this process's own journal lines ---------------------------------------------------
+
+
+def before_append(backend: Backend) -> tuple[dict[str, object], os.stat_result,
+                                             os.stat_result] | None:
+    """Called just before this process appends to the journal (under the vault's lock):
+    the note with the tombstones' and the journal's `stat`, when the note is in step with
+    them; else None (nothing to keep: no note, no forget ever, or already behind)."""
+    root = backend.capabilities.local_root
+    if root is None:
+        return None
+    stones, journal = _stats(root)
+    if stones is None or journal is None:
+        return None
+    try:
+        found = _marker(_read(backend, MARKER))
+    except Exception:  # noqa: BLE001 - the next `apply` deals with an unreadable note
+        return None
+    if found is None or found.get("sig") != _signature_of((stones, journal)):
+        return None
+    return found, stones, journal
+
+
+def after_append(backend: Backend, before: tuple[dict[str, object], os.stat_result,
+                                                 os.stat_result], data: bytes) -> None:
+    """Keep the note in step after this process appended `data` to the journal, when that
+    is all that changed: `data` forgets nothing, the journal is the same file grown by
+    exactly `data` (and the newline a torn last line gets), and the tombstones are as
+    they were. Otherwise the note is left behind and the next command's `apply` reads
+    the files again. Without this, every write would make the next command re-read a
+    10,000-event journal."""
+    if _FORGOTTEN in data:
+        return
+    root = backend.capabilities.local_root
+    if root is None:
+        return
+    found, stones, journal = before
+    now = _stats(root)
+    if now[0] is None or now[1] is None or _identity(now[0]) != _identity(stones) or \
+            now[1].st_ino != journal.st_ino or \
+            now[1].st_size - journal.st_size not in (len(data), len(data) + 1):
+        return
+    try:
+        _write_marker(backend, {**found, "sig": _signature_of(now)})
+    except Exception:  # noqa: BLE001 - a lost note is redone by the next command
+        pass
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)

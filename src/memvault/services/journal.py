@@ -173,7 +173,13 @@ class EventLog:
                         "type": ev.pop("type"), "scope": ev.pop("scope", self.scope), **ev}
                 chunks.append(_dump(full))
             if chunks:
-                self.backend.append(EVENTS, b"".join(chunks), message="memvault: journal")
+                from memvault.services import forgets_applied
+
+                data = b"".join(chunks)
+                in_step = forgets_applied.before_append(self.backend)
+                self.backend.append(EVENTS, data, message="memvault: journal")
+                if in_step is not None:  # the forgets note stays in step with this line
+                    forgets_applied.after_append(self.backend, in_step, data)
             return len(chunks)
 
     def purge_record(self, record: str, *, text: str | None = None) -> int:

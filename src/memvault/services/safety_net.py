@@ -136,15 +136,20 @@ class SafetyNet:
     def seen(self, path: str) -> Seen | None:
         if not self.enabled:
             return None
+        plain = getattr(self.backend, "read_unversioned", None)  # no hash of a 1 MB copy
         try:
-            blob = self.backend.read(self.seen_path(path))
+            if plain is not None:
+                data = plain(self.seen_path(path))
+            else:
+                blob = self.backend.read(self.seen_path(path))
+                data = None if blob is None else blob.data
         except Exception:  # noqa: BLE001 - a damaged net must never stop a write
             return None
-        if blob is None:
+        if data is None:
             return None
         from memvault.services.inbox_state import parse_seen
 
-        parsed = parse_seen(blob.data)
+        parsed = parse_seen(data)
         return None if parsed is None else Seen(*parsed)
 
     def store(self, path: str, data: bytes, doc: BulletDocument,
