@@ -205,3 +205,112 @@ def test_what_a_remember_makes_durable(tmp_path: Path) -> None:
     fact = Vault.open(root).memory.all()[0]
     forget = synced("forget", fact.id, "--yes")
     assert any(p.startswith(".memvault/safety/.Pilot%2FMemory.md.") for p in forget), forget
+
+
+def _console(root: Path, *args: str, stdout: object = subprocess.PIPE
+             ) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "memvault", "--vault", str(root), *args],
+                          env=env, stdout=stdout, stderr=subprocess.PIPE, text=True,
+                          timeout=60)
+
+
+def test_a_hard_exit_leaves_nothing_a_normal_exit_would_finish(
+        vault: tuple[Path, set[str]], tmp_path: Path) -> None:
+    """A remember ended by os._exit in a vault whose caches must first catch up with a
+    permanent forget from elsewhere: it deletes the search index (SQLite opened and
+    closed), writes the forgets note, keeps it in step with its own journal line, stores
+    the parse-cache entry and the net's copy, prints its whole line into a fully buffered
+    file, and leaves the vault's lock free and no temp file behind."""
+    import sqlite3
+
+    from memvault.backends.fs_git import local_backend
+    from memvault.services import forgets_applied
+    from memvault.state_paths import FORGETS_APPLIED, INDEX
+    from tests.test_parse_cache import _entry_matches_a_full_parse
+
+    root, _ = vault
+    note = root / FORGETS_APPLIED
+    before = note.read_bytes()
+    v = Vault.open(root)
+    gone = v.memory.remember("My bike lock code is Q7301Z").fact
+    v.memory.forget([gone.id], permanent=True)
+    assert _console(root, "search", "tea").returncode == 0  # an index again, with tables
+    assert (root / INDEX).exists()
+    note.write_bytes(before)  # as on a clone the permanent forget has not reached yet
+    assert not forgets_applied.in_step(root)
+
+    with (tmp_path / "out.txt").open("w") as out:
+        done = _console(root, "remember", "I cycle to work", stdout=out)
+    assert done.returncode == 0, done.stderr
+    printed = (tmp_path / "out.txt").read_text(encoding="utf-8")
+    assert re.fullmatch(r"remembered [0-9a-z]{6}: I cycle to work \[other\]\n", printed)
+
+    assert not any((root / f"{INDEX}{end}").exists() for end in ("", "-wal", "-shm",
+                                                                   "-journal"))
+    assert forgets_applied.in_step(root)  # noted, and still in step after its own line
+    marker = json.loads(note.read_bytes())
+    stones = (root / ".memvault" / "tombstones.jsonl").read_bytes()
+    journal = (root / ".memvault" / "events.jsonl").read_bytes()
+    marks, permanent = forgets_applied.forget_marks(stones, journal)
+    assert (marker["marks"], sorted(marker["permanent"])) == (marks, sorted(permanent))
+    _entry_matches_a_full_parse(root)
+    head, _, copy = (root / ".memvault" / "safety" / "Pilot%2FMemory.md").read_bytes() \
+        .partition(b"\n")
+    assert copy == (root / "Pilot" / "Memory.md").read_bytes()
+    with local_backend(root).try_lock() as held:
+        assert held
+    assert [p.name for p in root.rglob("*") if p.name.endswith(".tmp")] == []
+    found = json.loads(_console(root, "search", "--json", "tea").stdout)  # rebuilt
+    with sqlite3.connect(root / INDEX) as db:
+        assert db.execute("pragma integrity_check").fetchone() == ("ok",)
+    assert found is not None
+
+
+def test_a_remember_keeps_an_in_step_forgets_note_in_step(
+        vault: tuple[Path, set[str]]) -> None:
+    """After a remember (its journal line appended), the next command finds the forgets
+    note in step and re-reads neither the journal nor the tombstones; a line appended
+    by another program meanwhile is not taken for memvault's own."""
+    from memvault.services import forgets_applied
+
+    root, _ = vault
+    assert forgets_applied.in_step(root)
+    assert _console(root, "remember", "I sail on Sundays").returncode == 0
+    assert forgets_applied.in_step(root)
+    events = root / ".memvault" / "events.jsonl"
+    with events.open("ab") as fh:  # another clone's forget, merged in by hand
+        fh.write(b'{"id":"ev-1-aa","ts":1,"type":"fact.forgotten","record":"zzzzzz"}\n')
+    assert not forgets_applied.in_step(root)
+    assert _console(root, "remember", "I row on Mondays").returncode == 0
+    marker = json.loads((root / ".memvault" / "safety" / "forgets.json").read_bytes())
+    marks, _ = forgets_applied.forget_marks(
+        (root / ".memvault" / "tombstones.jsonl").read_bytes(), events.read_bytes())
+    assert marker["marks"] == marks  # the forget was applied, not skipped
+    assert forgets_applied.in_step(root)
+
+
+@pytest.mark.parametrize("between", ["a forget appended", "tombstones rewritten"])
+def test_a_change_by_another_program_is_not_taken_for_memvaults_own_line(
+        vault: tuple[Path, set[str]], between: str) -> None:
+    """Another program changes the journal or the tombstones between memvault's look at
+    the note and its own append: the note is left behind, for `apply` to redo."""
+    from memvault.backends.fs_git import local_backend
+    from memvault.services import forgets_applied
+    from memvault.state_paths import EVENTS
+
+    root, _ = vault
+    backend = local_backend(root)
+    assert forgets_applied.in_step(root)
+    step = forgets_applied.before_append(backend)
+    assert step is not None
+    if between == "a forget appended":
+        with (root / EVENTS).open("ab") as fh:
+            fh.write(b'{"id":"ev-2-bb","ts":1,"type":"fact.forgotten","record":"yyyyyy"}\n')
+    else:
+        stones = root / ".memvault" / "tombstones.jsonl"
+        stones.write_bytes(stones.read_bytes() + b"\n")
+    ours = b'{"id":"ev-3-cc","ts":1,"type":"fact.remembered","record":"xxxxxx"}\n'
+    backend.append(EVENTS, ours)
+    forgets_applied.after_append(backend, step, ours)
+    assert not forgets_applied.in_step(root)
