@@ -167,8 +167,9 @@ class SafetyNet:
         import hashlib
 
         copy = len(data) <= MAX_COPY_BYTES
+        # the ids in no particular order (read back as a set; sorting 10,000 took 1.5 ms)
         head = {"format": 1, "path": path, "sha1": hashlib.sha1(data).hexdigest(),
-                "size": len(data), "ids": sorted(record_ids(doc) if ids is None else ids),
+                "size": len(data), "ids": list(record_ids(doc) if ids is None else ids),
                 "copy": copy}
         payload = json.dumps(head).encode() + b"\n" + (data if copy else b"")
         self.ensure_ignored()
