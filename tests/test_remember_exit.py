@@ -144,6 +144,7 @@ def test_a_hard_exited_remember_left_every_byte_on_disk(tmp_path: Path) -> None:
     net = (root / ".memvault" / "safety" / "Pilot%2FMemory.md").read_bytes()
     head, _, copy = net.partition(b"\n")
     assert copy == (root / "Pilot" / "Memory.md").read_bytes()
+    assert json.loads(head)["sha1"] == __import__("hashlib").sha1(copy).hexdigest()
     assert sorted(json.loads(head)["ids"]) == sorted(f.id for f in facts)
 
 

@@ -160,13 +160,13 @@ def edit_bullet_file(backend: Backend, path: str, apply: Callable[[BulletDocumen
                 net.store(path, data, doc, ids=before & after)
                 parse_cache_forget.drop(backend, path)
             try:
-                backend.write(path, data, expected=loaded.version, message=message)
+                written = backend.write(path, data, expected=loaded.version, message=message)
             except Conflict:
                 continue
             if after - before or not before - after:
                 # nothing removed, or the removal's words already left the net before the
                 # write (durably): this copy holds only what the file now holds
-                net.store(path, data, doc, ids=after, durable=False)
+                net.store(path, data, doc, ids=after, durable=False, version=written)
             parse_cache.store(backend, path, data, doc)
             if tidied is not None:
                 record_dropped(backend, path, tidied)

@@ -117,6 +117,18 @@ def record_ids(doc: BulletDocument) -> frozenset[str]:
     return frozenset(it.id for it in doc.items if not it.provisional)
 
 
+def _sha1(data: bytes, version: str | None) -> str:
+    """The SHA-1 of `data`: the first field of a local-folder version of these bytes
+    (`backends.fs_io.version_of`: sha1:inode:size:mtime), else computed."""
+    if version is not None:
+        sha1, _, rest = version.partition(":")
+        if len(sha1) == 40 and rest.count(":") == 2 and rest.split(":")[1] == str(len(data)):
+            return sha1
+    import hashlib
+
+    return hashlib.sha1(data).hexdigest()
+
+
 class SafetyNet:
     """The net of one vault (a no-op on backends other than the local folder)."""
 
@@ -153,9 +165,12 @@ class SafetyNet:
         return None if parsed is None else Seen(*parsed)
 
     def store(self, path: str, data: bytes, doc: BulletDocument,
-              ids: frozenset[str] | None = None, *, durable: bool = True) -> None:
+              ids: frozenset[str] | None = None, *, durable: bool = True,
+              version: str | None = None) -> None:
         """Record `data` (parsed as `doc`) as what memvault last saw of `path`; `ids`
-        overrides the records the fingerprint expects (default: those of `doc`).
+        overrides the records the fingerprint expects (default: those of `doc`);
+        `version`: what the backend's `write` of `data` returned (its SHA-1, on the local
+        folder: not computed again for a 1 MB file).
 
         `durable=False` (after a write that removed nothing): replaced atomically but not
         fsynced. Then the copy holds nothing the memory file does not also hold, durably,
@@ -164,11 +179,9 @@ class SafetyNet:
         take words out of the net (before a removal, a scrub) is always durable."""
         if not self.enabled:
             return
-        import hashlib
-
         copy = len(data) <= MAX_COPY_BYTES
         # the ids in no particular order (read back as a set; sorting 10,000 took 1.5 ms)
-        head = {"format": 1, "path": path, "sha1": hashlib.sha1(data).hexdigest(),
+        head = {"format": 1, "path": path, "sha1": _sha1(data, version),
                 "size": len(data), "ids": list(record_ids(doc) if ids is None else ids),
                 "copy": copy}
         payload = json.dumps(head).encode() + b"\n" + (data if copy else b"")
