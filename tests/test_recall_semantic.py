@@ -94,6 +94,20 @@ def test_semantic_recall_can_be_turned_off(cli, vault_dir):
     assert vector_rows(vault_dir) == 0
 
 
+def test_with_semantic_recall_off_a_fact_sharing_some_words_is_chosen_by_them(cli, vault_dir):
+    """Words alone rank the block when meaning cannot: a request that shares two of its
+    three words with an old fact brings that fact in first, ahead of 400 newer ones."""
+    with open(vault_dir / ".memvault" / "config.toml", "a", encoding="utf-8") as fh:
+        fh.write('\n[embeddings]\nkind = "none"\n')
+    write_memory(vault_dir, [PET, TEA])
+    block = json.loads(cli("context", "--json", "--request",
+                           "what does my border collie eat?").stdout)
+    first = block["selected"][0]
+    assert first["id"] == "pet001"
+    assert first["whyApplied"].startswith("shares words with the request")
+    assert block["counts"]["fact"]["not_shown"] > 300  # not everything fit: it was chosen
+
+
 class EmbeddingsStandIn:
     """`POST /v1/embeddings` as the public API documents it: {model, input: [..]} ->
     {data: [{index, embedding}]}. Vectors: word counts hashed into 64 buckets."""

@@ -122,7 +122,11 @@ def fuse(lexical: dict[str, float], cosine: Any, *, weight: float | None = None,
          pool: float | None = None) -> dict[str, Scored]:
     """Hybrid scores (0..1) from lexical scores (0..1) and cosine similarities (a
     `vectors.Cosines`, or a dict), for the `CANDIDATES` most similar records and every
-    lexical match (`weight` and `pool` default to `SEMANTIC_WEIGHT` and `SEMANTIC_POOL`)."""
+    lexical match (`weight` and `pool` default to `SEMANTIC_WEIGHT` and `SEMANTIC_POOL`).
+
+    When meaning ranks nothing (no similarities: semantic recall is off or its model is
+    missing; or all of them within `MIN_SPREAD`), the hybrid is the lexical score alone:
+    a record covering the request's words is as relevant as it would be with a model."""
     import numpy as np
 
     weight = SEMANTIC_WEIGHT if weight is None else weight
@@ -146,6 +150,8 @@ def fuse(lexical: dict[str, float], cosine: Any, *, weight: float | None = None,
                 value = (float(sims[i]) - floor) / (best - floor)
                 if value > semantic.get(ids[i], 0.0):
                     semantic[ids[i]] = value
+    if not semantic:
+        weight = 0.0
     out: dict[str, Scored] = {}
     for rid in set(lexical) | set(semantic):
         lex, sem = lexical.get(rid, 0.0), semantic.get(rid, 0.0)
