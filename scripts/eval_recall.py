@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -86,6 +87,26 @@ def ordered(scores: dict[str, float]) -> list[str]:
     return [rid for rid, _ in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
+COMPOSITION = {"relevant": "facts chosen by relevance", "preference": "preferences",
+               "lesson": "lessons", "other": "other facts"}
+
+
+def composition(block: Any) -> dict[str, int]:
+    """How many of a block's lines each part of the selection filled: facts chosen by
+    relevance to the request, preferences, lessons, and facts shown by standing alone."""
+    from memvault.services.recall import BOTH_REASON, LEXICAL_REASON, SEMANTIC_REASON
+
+    out = dict.fromkeys(COMPOSITION, 0)
+    for item in block.selected:
+        if item.kind != "fact":
+            out[item.kind] += 1
+        elif item.why.startswith((LEXICAL_REASON, SEMANTIC_REASON, BOTH_REASON)):
+            out["relevant"] += 1
+        else:
+            out["other"] += 1
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=("heldout", "tune", "all"), default="heldout")
@@ -121,6 +142,13 @@ def main() -> None:
             per_query.append((q, lexical, cosine))
         scoring = (time.perf_counter() - started) / max(len(queries), 1)
         groups = [name for name in SETS if any(q["set"] == name for q in queries)]
+        best_rank: dict[str, int | None] = {}  # records outside the hybrid's candidates
+        for q, lexical, cosine in per_query:      # follow them by similarity alone
+            fused = R.fuse(lexical, cosine)
+            order = ordered({k: v.score for k, v in fused.items()})
+            if cosine:
+                order += [rid for rid in ordered(cosine.as_dict()) if rid not in fused]
+            best_rank[q["query"]] = ranks(order, set(q["expected"]))
         if len(groups) > 1:
             groups.append("all")
 
@@ -141,11 +169,15 @@ def main() -> None:
                             found[g][name].append(rank)
             return {g: {k: metrics(v) for k, v in by.items()} for g, by in found.items()}
 
+        shown: list[dict[str, int]] = []  # per block: lines by what chose them
+
         def context_rate() -> dict[str, tuple[int, int, list[str]]]:
             out: dict[str, tuple[int, int, list[str]]] = {g: (0, 0, []) for g in groups}
+            shown.clear()
             for q in queries:
                 block = vault.context.build(q["query"])
                 hit = bool({item.id for item in block.selected} & set(q["expected"]))
+                shown.append(composition(block))
                 for g in (q["set"], "all"):
                     if g in out:
                         got, total, misses = out[g]
@@ -186,7 +218,11 @@ def main() -> None:
                 print(f"  {g}: {got}/{total} = {got / total:.1%}")
                 if args.show_misses:
                     for m in misses:
-                        print("    missed:", m)
+                        print(f"    missed: {m} (right fact ranked {best_rank[m]} by the "
+                              "hybrid score)")
+            means = {k: sum(c[k] for c in shown) / len(shown) for k in COMPOSITION}
+            print("lines per block (mean): " + " + ".join(
+                f"{means[k]:.1f} {label}" for k, label in COMPOSITION.items()))
         print()
         print(f"first scoring (index + embeddings of {len(facts)} facts): {prepare:.2f} s; "
               f"then {scoring * 1000:.1f} ms per query")
