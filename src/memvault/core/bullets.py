@@ -236,6 +236,8 @@ class BulletDocument:
             return
         self._check_writable()
         kept = self.items
+        if self._append_unsplit(new_lines):
+            return
         after = self._insertion_point()
         for offset, line in enumerate(new_lines):
             self.file.insert_after(after + offset, line)
@@ -246,6 +248,24 @@ class BulletDocument:
             self._reparse(resume_at=after + 1, kept=kept)
         else:
             self._reparse()
+
+    def _append_unsplit(self, new_lines: list[str]) -> bool:
+        """`insert_items` for the usual case, without splitting a file read from the parse
+        cache into lines: the last item ends the file, so the new lines go at its end
+        (`_LazyTextFile.append`) and only they are parsed. False (nothing done) otherwise."""
+        kept = self.items
+        count = getattr(self.file, "unsplit_line_count", lambda: None)()
+        if count is None or not kept or kept[-1].readonly_reason == CONFLICT_REASON or \
+                kept[-1].end != count:
+            return False
+        for line in new_lines:
+            self.file.append(line)  # type: ignore[attr-defined]
+        texts = [""] * count + new_lines  # the parser reads only from `count` on
+        fresh = _parse_texts(self.file, texts, None, resume_at=count, kept=kept)
+        self.items = fresh.items
+        self.duplicate_ids = fresh.duplicate_ids
+        self.readonly_reason = fresh.readonly_reason
+        return True
 
     def _insertion_point(self) -> int:
         """The index of the line new items go after (a separating blank line is added
@@ -338,11 +358,16 @@ def _parse_text_file(tf: TextFile, *, resume_at: int = 0,
     """Parse the lines of `tf`. With `kept`, the items before line `resume_at` are
     taken as they are (the caller knows those lines did not change and that the parser
     is between items there) and only the lines from `resume_at` on are read."""
-    texts = [ln.text for ln in tf.lines]
+    return _parse_texts(tf, [ln.text for ln in tf.lines], tf.readonly_reason,
+                        resume_at=resume_at, kept=kept)
+
+
+def _parse_texts(tf: TextFile, texts: list[str], doc_reason: str | None, *,
+                 resume_at: int = 0, kept: list[BulletItem] | None = None) -> BulletDocument:
+    """`_parse_text_file` given the lines' texts and the file's own read-only reason."""
     n = len(texts)
     items: list[BulletItem] = list(kept) if kept is not None else []
     i = resume_at if kept is not None else _frontmatter_end(texts)
-    doc_reason = tf.readonly_reason
     fence: tuple[str, int] | None = None
     fence_line = 0
     in_comment = False

@@ -153,12 +153,18 @@ class _LazyTextFile(TextFile):
 
     The fields are slots; reading one that is not filled yet raises `AttributeError`,
     which lands in `__getattr__`, which fills them all. Compares equal to the eager
-    `TextFile` of the same bytes."""
+    `TextFile` of the same bytes.
 
-    __slots__ = ("_data",)
+    Lines added after the last one (`append`) before the fields are filled are kept
+    aside: `to_bytes` adds their bytes to the file's, and filling the fields inserts them
+    with `insert_after`, so either way the result is what the eager file gives."""
+
+    __slots__ = ("_data", "_tail", "_fix")
 
     def __init__(self, data: bytes) -> None:  # noqa: D107 - the fields stay unfilled
         self._data = data
+        self._tail: list[Line] = []
+        self._fix = ""  # the ending the file's own last line gains (it had none)
 
     def __getattr__(self, name: str) -> object:
         if name not in ("lines", "bom", "readonly_reason", "_dominant_eol"):
@@ -166,7 +172,60 @@ class _LazyTextFile(TextFile):
         parsed = TextFile.parse(self._data)
         self.lines, self.bom = parsed.lines, parsed.bom
         self.readonly_reason, self._dominant_eol = parsed.readonly_reason, parsed._dominant_eol
+        tail, self._tail = self._tail, []
+        for line in tail:
+            TextFile.insert_after(self, len(self.lines) - 1, line.text)
         return getattr(self, name)
+
+    def _filled(self) -> bool:
+        try:
+            _LINES_SLOT.__get__(self, TextFile)
+        except AttributeError:
+            return False
+        return True
+
+    def unsplit_line_count(self) -> int | None:
+        """How many lines the file has, when its lines are not split yet (else None)."""
+        if self._filled():
+            return None
+        data = self._data
+        return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1) + \
+            len(self._tail)
+
+    def append(self, text: str) -> None:
+        """`insert_after(last line, text)` without splitting the file's lines (when they
+        are split already, it is exactly that)."""
+        if self._filled():
+            TextFile.insert_after(self, len(self.lines) - 1, text)
+            return
+        data = self._data
+        if self._tail:
+            last_eol = self._tail[-1].eol
+        else:
+            last_eol = "\r\n" if data.endswith(b"\r\n") else "\n" if data.endswith(b"\n") \
+                else ""
+        if last_eol:
+            self._tail.append(Line(text, last_eol))
+            return
+        # no final newline: the old last line ends with the file's dominant ending
+        if b"\r" in data:
+            crlf = data.count(b"\r\n")
+            dominant = "\r\n" if crlf > data.count(b"\n") - crlf else "\n"
+        else:
+            dominant = "\n"
+        if self._tail:
+            self._tail[-1].eol = dominant
+        else:
+            self._fix = dominant
+        self._tail.append(Line(text, ""))
+
+    def to_bytes(self) -> bytes:
+        if self._filled():
+            return TextFile.to_bytes(self)
+        if not self._tail:
+            return self._data
+        added = self._fix + "".join(ln.text + ln.eol for ln in self._tail)
+        return self._data + added.encode("utf-8", errors="surrogateescape")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TextFile):
@@ -175,3 +234,6 @@ class _LazyTextFile(TextFile):
             other.lines, other.bom, other.readonly_reason, other._dominant_eol)
 
     __hash__ = None  # type: ignore[assignment]  # like the dataclass: mutable, unhashable
+
+
+_LINES_SLOT = TextFile.__dict__["lines"]
