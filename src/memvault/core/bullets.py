@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -261,11 +262,28 @@ class BulletDocument:
         for line in new_lines:
             self.file.append(line)  # type: ignore[attr-defined]
         texts = [""] * count + new_lines  # the parser reads only from `count` on
+        added = _parse_texts(self.file, texts, None, resume_at=count, kept=[],
+                             assign_ids=False).items
+        given = [it.meta.get("id", "") for it in added]
+        if added and all(given) and len(set(given)) == len(given) and \
+                not self.ids().intersection(given) and not any(
+                    it.readonly_reason for it in added):
+            # Only new written ids, none taken: every other item keeps its id (a
+            # hand-written bullet's is numbered among the ids before it) and the
+            # duplicates are the ones the file had.
+            for it, rid in zip(added, given):
+                it.id = rid
+            self.items = kept + added
+            return True
         fresh = _parse_texts(self.file, texts, None, resume_at=count, kept=kept)
         self.items = fresh.items
         self.duplicate_ids = fresh.duplicate_ids
         self.readonly_reason = fresh.readonly_reason
         return True
+
+    def ids(self) -> set[str]:
+        """Every item's id (written or provisional)."""
+        return set(map(_ITEM_ID, self.items))
 
     def _insertion_point(self) -> int:
         """The index of the line new items go after (a separating blank line is added
@@ -362,9 +380,14 @@ def _parse_text_file(tf: TextFile, *, resume_at: int = 0,
                         resume_at=resume_at, kept=kept)
 
 
+_ITEM_ID = operator.attrgetter("id")
+
+
 def _parse_texts(tf: TextFile, texts: list[str], doc_reason: str | None, *,
-                 resume_at: int = 0, kept: list[BulletItem] | None = None) -> BulletDocument:
-    """`_parse_text_file` given the lines' texts and the file's own read-only reason."""
+                 resume_at: int = 0, kept: list[BulletItem] | None = None,
+                 assign_ids: bool = True) -> BulletDocument:
+    """`_parse_text_file` given the lines' texts and the file's own read-only reason
+    (`assign_ids=False`: the items' ids are left for the caller to give)."""
     n = len(texts)
     items: list[BulletItem] = list(kept) if kept is not None else []
     i = resume_at if kept is not None else _frontmatter_end(texts)
@@ -418,7 +441,7 @@ def _parse_texts(tf: TextFile, texts: list[str], doc_reason: str | None, *,
     if doc_reason:
         for it in items:
             it.readonly_reason = it.readonly_reason or doc_reason
-    dupes = _assign_ids(items)
+    dupes = _assign_ids(items) if assign_ids else {}
     return BulletDocument(file=tf, items=items, readonly_reason=doc_reason, duplicate_ids=dupes)
 
 

@@ -174,7 +174,7 @@ class MemoryService:
                 same = doc.items[keys.index(key)]
                 raise NoChange(RememberResult(fact_from_item(same), created=False))
             near.extend(_near_duplicates(key, doc, keys))
-            fact_id = new_record_id({it.id for it in doc.items} | ids_beside(
+            fact_id = new_record_id(doc.ids() | ids_beside(
                 self.backend, self.vault.layout.memory_files, self.path))
             meta = {"id": fact_id, "updated": str(_now())}
             if source and source != "cli":
