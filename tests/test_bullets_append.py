@@ -51,6 +51,10 @@ NEW_LINES = [
     ["- new fact [other] <!-- id:zzzzzz updated:2 -->"],
     ["- with a child <!-- id:q1q1q1 -->", "  - the child"],
     ["- x", "- y", "- z"],
+    ["- an id already taken <!-- id:aaaaaa -->"],
+    ["- two new <!-- id:bbbbb1 -->", "- with one id <!-- id:bbbbb1 -->"],
+    ["- a"],  # hand-written, the words of a bullet already there
+    ["- opens a fence <!-- id:ccccc1 -->", "```"],
 ]
 
 
@@ -67,7 +71,8 @@ def _as_from_cache(data: bytes) -> BulletDocument:
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
-@pytest.mark.parametrize("new", NEW_LINES, ids=["one", "with child", "three"])
+@pytest.mark.parametrize("new", NEW_LINES, ids=["one", "with child", "three", "id taken",
+                                               "same id twice", "no id", "fence"])
 def test_append_matches_the_ordinary_path(name: str, new: list[str]) -> None:
     data = FILES[name]
     ordinary = parse_bullets(data)
@@ -78,7 +83,9 @@ def test_append_matches_the_ordinary_path(name: str, new: list[str]) -> None:
     assert (cached.file.unsplit_line_count() is not None) == (name in APPENDS_UNSPLIT), name
     assert cached.to_bytes() == ordinary.to_bytes()
     assert _shape(cached) == _shape(ordinary)
-    assert cached.duplicate_ids.keys() == ordinary.duplicate_ids.keys()
+    assert cached.readonly_reason == ordinary.readonly_reason
+    assert {k: [it.line_no for it in v] for k, v in cached.duplicate_ids.items()} == \
+        {k: [it.line_no for it in v] for k, v in ordinary.duplicate_ids.items()}
     assert parse_bullets(cached.to_bytes()).items[-1].text == ordinary.items[-1].text
     # splitting the lines afterwards (an edit or a render) sees the same file
     assert cached.file == ordinary.file
