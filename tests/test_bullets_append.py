@@ -142,3 +142,40 @@ def test_remember_through_the_cache_appends_exactly(
     assert after.startswith(before.rstrip(b"\r\n"))
     texts = [it.text for it in parse_bullets(after).items]
     assert texts[-2:] == ["The ferry leaves at nine", "Grandma's birthday is in May"]
+
+
+def test_the_cache_entry_after_appends_is_a_full_parse_with_its_match_keys(
+        tmp_path: Path) -> None:
+    """Appends reuse the entry's encoded records and match keys (whole chunks, and the
+    first records of the last one); what is stored must decode to a full parse of the
+    file, with every match key right, also in a new process."""
+    import hashlib
+    import subprocess
+    import sys
+
+    from memvault.backends.fs_git import local_backend
+    from memvault.core.records import match_key
+    from memvault.services import parse_cache
+
+    root = tmp_path / "v"
+    init_vault(root)
+    memory = root / "Pilot" / "Memory.md"
+    memory.write_text("# Memory\n\n" + "".join(
+        f"- Fact {i} about the tram to Braga [other] <!-- id:f{i:05d} updated:1 -->\n"
+        for i in range(1500)), encoding="utf-8")
+    vault = Vault.open(root)
+    vault.memory.remember("The first new fact", "other")  # parsed, entry stored
+    vault.memory.remember("The second new fact", "other")  # from the entry, appended
+    code = ("from memvault import Vault; import sys; "
+            "Vault.open(sys.argv[1]).memory.remember('The third new fact', 'other')")
+    subprocess.run([sys.executable, "-c", code, str(root)], check=True, timeout=120)
+    data = memory.read_bytes()
+    backend = local_backend(root)
+    cached = parse_cache._load(backend, "Pilot/Memory.md", data,
+                               hashlib.sha256(data).hexdigest())
+    fresh = parse_bullets(data)
+    assert cached is not None and cached.items == fresh.items
+    assert [it.text for it in cached.items[-3:]] == [
+        "The first new fact", "The second new fact", "The third new fact"]
+    assert parse_cache.match_keys(backend, "Pilot/Memory.md", cached) == \
+        [match_key(it.text) for it in fresh.items]

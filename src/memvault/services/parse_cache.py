@@ -325,6 +325,23 @@ def _unchanged(items: list[BulletItem], known: list[BulletItem],
         list(map(_MARKS, items)) == list(map(_ROW_MARKS, rows))
 
 
+def _known_prefix(items: list[BulletItem], start: int, stop: int,
+                  known_items: list[BulletItem], known_rows: list[tuple[Any, ...]],
+                  known_chunk: _Chunk | None) -> list[str]:
+    """The match keys of the first of `items[start:stop]` (one chunk) when they are the
+    known items at the same places, unchanged, and `known_chunk` holds their keys: all
+    of that chunk's known items, or none (the usual case: records added after them)."""
+    known_stop = min(stop, len(known_items))
+    if known_chunk is None or known_stop <= start or \
+            not _unchanged(items[start:known_stop], known_items[start:known_stop],
+                           known_rows[start:known_stop]):
+        return []
+    keys = known_chunk.match_keys()
+    if keys is None or len(keys) != known_stop - start:
+        return []
+    return keys[:]
+
+
 # -- writing ---------------------------------------------------------------------------------
 
 
@@ -353,8 +370,14 @@ def store(backend: Backend, path: str, data: bytes, doc: BulletDocument,
             rows += known_rows[start:stop]
             chunks.append(known_chunks[n])
             continue
-        chunk_rows = [fields(it) for it in items[start:stop]]
-        chunk_keys = [match_key(it.text) for it in items[start:stop]]
+        # the chunk's first items may be the known ones, unchanged (a record appended
+        # after them): their rows and match keys are taken as they are
+        known_keys = _known_prefix(items, start, stop, known_items, known_rows,
+                                   known_chunks[n] if n < len(known_chunks) else None)
+        same = len(known_keys)
+        chunk_rows = known_rows[start:start + same] + \
+            [fields(it) for it in items[start + same:stop]]
+        chunk_keys = known_keys + [match_key(it.text) for it in items[start + same:stop]]
         rows_piece, keys_piece = marshal.dumps(chunk_rows), marshal.dumps(chunk_keys)
         rows += chunk_rows
         chunks.append(_Chunk(rows_piece, hashlib.sha256(rows_piece).hexdigest(), keys_piece,
