@@ -161,6 +161,26 @@ def test_stale_version_is_a_conflict_and_changes_nothing(fs: FsBackend, root: Pa
     assert (root / "m.md").read_bytes() == b"edited in Obsidian"
 
 
+def test_an_in_place_edit_keeping_size_and_mtime_is_a_conflict(fs: FsBackend,
+                                                                root: Path) -> None:
+    """The check before staging compares inode, size and modification time only; an edit
+    in place that keeps all three (same length, mtime put back) is still refused, by
+    the bytes, right before install, and leaves no temp file."""
+    v1 = fs.write("m.md", b"one two")
+    before = (root / "m.md").stat()
+    with open(root / "m.md", "r+b") as fh:  # in place: the same inode
+        fh.write(b"ONE TWO")
+    os.utime(root / "m.md", ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = (root / "m.md").stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == \
+        (before.st_ino, before.st_size, before.st_mtime_ns)
+    with pytest.raises(Conflict, match="m.md"):
+        fs.write("m.md", b"mine", expected=v1)
+    assert (root / "m.md").read_bytes() == b"ONE TWO"
+    assert sorted(p.name for p in root.iterdir() if p.name.startswith("m.md")) == ["m.md"]
+    assert not [p for p in root.rglob("*") if "tmp" in p.name.lower()]
+
+
 def test_write_keeps_the_file_mode_and_leaves_no_temp_files(fs: FsBackend, root: Path) -> None:
     fs.write("m.md", b"one")
     os.chmod(root / "m.md", 0o600)

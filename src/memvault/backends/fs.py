@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins  # `builtins.list` in classes that have a method named list
 import hashlib
 import os
+import stat
 import time
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -39,6 +40,7 @@ from memvault.backends.fs_io import (
     changed_ns,
     check_not_readonly,
     fsync_dir,
+    identity,
     make_temp,
     open_for_append,
     read_regular,
@@ -204,11 +206,26 @@ class FsBackend:
             raise Conflict("changed on disk since it was read; nothing was written (try again)",
                            path=path)
 
+    def _check_moved(self, path: str, full: Path, expected: Expected) -> None:
+        """The early half of `_check_expected`: a file whose inode, size or modification
+        time is not the one `expected` was read at is refused before any staging (no read,
+        no hash); one that still looks the same is checked byte for byte (SHA-1) by the
+        final check, right before install."""
+        if isinstance(expected, str) and expected.count(":") == 3:
+            try:
+                st = os.lstat(full)
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode) and \
+                    expected.partition(":")[2] == "%d:%d:%d" % identity(st):
+                return
+        self._check_expected(path, full, expected)  # says why (or it changed back)
+
     def write(self, path: str, data: bytes, *, expected: Expected = ANY,
               message: str = "") -> str:
         full = self._path(path, for_write=True)
         with self.lock():
-            self._check_expected(path, full, expected)  # early: before any staging
+            self._check_moved(path, full, expected)  # early: before any staging
             check_not_readonly(path, full)
             tmp, staged = self._stage(path, full, data)
             try:
