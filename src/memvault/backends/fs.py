@@ -217,7 +217,7 @@ class FsBackend:
             except OSError:
                 st = None
             if st is not None and stat.S_ISREG(st.st_mode) and \
-                    expected.partition(":")[2] == "%d:%d:%d" % identity(st):
+                    expected.partition(":")[2] == ":".join(map(str, identity(st))):
                 return
         self._check_expected(path, full, expected)  # says why (or it changed back)
 

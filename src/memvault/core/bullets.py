@@ -271,7 +271,7 @@ class BulletDocument:
             # Only new written ids, none taken: every other item keeps its id (a
             # hand-written bullet's is numbered among the ids before it) and the
             # duplicates are the ones the file had.
-            for it, rid in zip(added, given):
+            for it, rid in zip(added, given, strict=True):
                 it.id = rid
             self.items = kept + added
             return True
