@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -283,7 +282,7 @@ class BulletDocument:
 
     def ids(self) -> set[str]:
         """Every item's id (written or provisional)."""
-        return set(map(_ITEM_ID, self.items))
+        return {it.id for it in self.items}
 
     def _insertion_point(self) -> int:
         """The index of the line new items go after (a separating blank line is added
@@ -378,9 +377,6 @@ def _parse_text_file(tf: TextFile, *, resume_at: int = 0,
     is between items there) and only the lines from `resume_at` on are read."""
     return _parse_texts(tf, [ln.text for ln in tf.lines], tf.readonly_reason,
                         resume_at=resume_at, kept=kept)
-
-
-_ITEM_ID = operator.attrgetter("id")
 
 
 def _parse_texts(tf: TextFile, texts: list[str], doc_reason: str | None, *,

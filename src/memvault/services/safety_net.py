@@ -24,9 +24,7 @@ lost. Only the local-folder backend has a net.
 
 from __future__ import annotations
 
-import itertools
 import json
-import operator
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -116,13 +114,7 @@ class LostItem:
 def record_ids(doc: BulletDocument) -> frozenset[str]:
     """The ids a file is checked against: written ids only (a hand-written bullet's
     provisional id changes with its text, so it cannot tell an edit from a loss)."""
-    items = doc.items
-    written = map(operator.not_, map(_PROVISIONAL, items))
-    return frozenset(itertools.compress(map(_ID, items), written))  # at C speed
-
-
-_ID = operator.attrgetter("id")
-_PROVISIONAL = operator.attrgetter("provisional")
+    return frozenset(it.id for it in doc.items if not it.provisional)
 
 
 def _sha1(data: bytes, version: str | None) -> str:
