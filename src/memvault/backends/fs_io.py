@@ -286,13 +286,29 @@ _TEMP_FLAGS = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
                | _BINARY)
 
 
+TEMP_HEX = 12
+"""Hex digits of randomness in a temp file's name (`.<name>.<12 hex>.tmp`)."""
+
+
+def temp_for(name: str) -> str | None:
+    """The name of the file a temp file called `name` was staged for (`Memory.md` for
+    `.Memory.md.0123456789ab.tmp`), or None when `name` is not one of memvault's temps."""
+    if not (name.startswith(".") and name.endswith(".tmp")) or len(name) < TEMP_HEX + 7:
+        return None
+    stem, sep, digits = name[1:-4].rpartition(".")
+    if not (stem and sep and len(digits) == TEMP_HEX
+            and all(c in "0123456789abcdef" for c in digits)):
+        return None
+    return stem
+
+
 def make_temp(full: Path) -> tuple[int, Path]:
     """A new, empty temp file `.<name>.<random>.tmp` beside `full`, open for writing (mode
     0600; never an existing file, never through a link): what `tempfile.mkstemp` does,
     without importing `tempfile` (and with it `shutil`, `bz2` and `lzma`) into every
     command that writes."""
     for _ in range(100):
-        tmp = full.with_name(f".{full.name}.{os.urandom(6).hex()}.tmp")
+        tmp = full.with_name(f".{full.name}.{os.urandom(TEMP_HEX // 2).hex()}.tmp")
         try:
             return os.open(tmp, _TEMP_FLAGS, 0o600), tmp
         except FileExistsError:

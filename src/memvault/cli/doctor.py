@@ -9,7 +9,8 @@ from memvault.cli.state import console, esc, print_json, state, wants_json
 
 @click.command("doctor")
 @click.option("--fix", is_flag=True,
-              help="Stamp ids on hand-written bullets and resolve duplicate ids (nothing else).")
+              help="Stamp ids on hand-written bullets, resolve duplicate ids and remove temp files "
+                   "a killed write left (nothing else).")
 @click.pass_context
 def doctor(ctx: click.Context, fix: bool) -> None:
     """Check the vault; exit 1 if something needs your attention.

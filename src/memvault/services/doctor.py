@@ -86,6 +86,7 @@ Repair = Callable[["Vault"], list[str]]
 def registered_checks() -> tuple[list[Check], list[Repair]]:
     """The checks and repairs other modules contribute, in the order they run. Imported
     here, when doctor runs, so no other command pays for them."""
+    from memvault.services import leftover_temps
     from memvault.services.git_doctor import fix_driver, sync_doctor_findings
     from memvault.services.obsidian_checks import obsidian_settings_findings
     from memvault.services.parse_cache_forget import doctor_findings as parse_cache_findings
@@ -98,8 +99,8 @@ def registered_checks() -> tuple[list[Check], list[Repair]]:
     checks: list[Check] = [sync_doctor_findings, tidy_findings, unreadable_notes_check,
                            notes_doctor_findings, recovery_doctor_findings,
                            obsidian_settings_findings, held_ticks_findings,
-                           parse_cache_findings]
-    repairs: list[Repair] = [fix_driver, tidy_journal]
+                           parse_cache_findings, leftover_temps.doctor_findings]
+    repairs: list[Repair] = [fix_driver, tidy_journal, leftover_temps.doctor_repair]
     return checks, repairs
 
 

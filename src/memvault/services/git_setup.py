@@ -96,7 +96,7 @@ def setup_clone(repo: GitRepo, home: str) -> SetupReport:
     info.parent.mkdir(parents=True, exist_ok=True)
     report.info_attributes = add_lines(info, INFO_HEADER,
                                        attribute_lines(home, DRIVER_NAME, repo.prefix))
-    report.gitignore = add_lines(repo.root / ".gitignore", IGNORE_HEADER, cache_ignore_lines())
+    report.gitignore = add_ignore_lines(repo, home)
     configured = repo.config_get(f"merge.{DRIVER_NAME}.driver")
     if configured is None:
         install_driver(repo)
@@ -108,6 +108,15 @@ def setup_clone(repo: GitRepo, home: str) -> SetupReport:
             report.git_config = True
             report.repaired = problem
     return report
+
+
+def add_ignore_lines(repo: GitRepo, home: str) -> list[str]:
+    """Add to the vault's `.gitignore` (line by line) what git must never take: the local
+    caches and the temp files a killed write leaves under the memory home."""
+    from memvault.services.leftover_temps import ignore_pattern
+
+    return add_lines(repo.root / ".gitignore", IGNORE_HEADER,
+                     cache_ignore_lines() + [ignore_pattern(home)])
 
 
 def install_driver(repo: GitRepo) -> None:

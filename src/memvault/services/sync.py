@@ -32,13 +32,16 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from memvault.backends.fs_io import temp_for
 from memvault.core.bullets import parse_bullets
 from memvault.core.kinds import file_names
 from memvault.errors import InvalidInput, VaultError
+from memvault.services import leftover_temps
 from memvault.services.git_repo import GitRepo, git_error, last_line
 from memvault.services.git_setup import (
     DRIVER_NAME,
     SetupReport,
+    add_ignore_lines,
     attributes_status,
     check_driver,
     install_driver,
@@ -194,6 +197,7 @@ class GitSync:
             if setup.repaired:
                 report.warnings.append(f"repaired the merge driver: {setup.repaired}")
             return
+        add_ignore_lines(self.repo, self.vault.config.home)  # a clone set up before a line
         problem = check_driver(self.repo, configured)
         if problem:
             install_driver(self.repo)
@@ -219,8 +223,21 @@ class GitSync:
         paths = self._own_paths()
         if not paths:
             return []
-        self.repo.run("add", "-A", "--", *paths)
+        # a temp file a concurrent write is staging right now: never the shared history's
+        self.repo.run("add", "-A", "--", *paths, leftover_temps.exclude_pathspec(
+            self.vault.config.home))
         return self.repo.run("diff", "--cached", "--name-only", "--", *paths).stdout.split()
+
+    def _drop_leftover_temps(self) -> None:
+        """A killed write's temp file (it may hold an older copy of a memory file) is
+        removed before staging; one an older memvault committed stops being tracked."""
+        home = self.vault.config.home
+        leftover_temps.remove(self.vault)
+        listed = self.repo.run("ls-files", "-z", "--", f":(glob){home}/**/.*.tmp",
+                               check=False).stdout
+        tracked = [p for p in listed.split("\0") if temp_for(p.rpartition("/")[2])]
+        if tracked:  # gone from disk already: the commit records them as removed
+            self.repo.run("rm", "--cached", "-q", "--ignore-unmatch", "--", *tracked)
 
     def _commit(self, message: str | None) -> list[str]:
         from memvault.services import parse_cache_forget as parse_cache
@@ -231,6 +248,7 @@ class GitSync:
         if tracked:
             self.repo.run("rm", "--cached", "-q", "--", *tracked)
             parse_cache.remove_files(self.vault.backend, tracked)  # the commit says removed
+        self._drop_leftover_temps()
         staged = self._stage_own_changes()
         if not staged:
             return []
