@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -116,8 +117,8 @@ class FileLock:
         try:
             fd = os.open(self.path, flags, 0o644)
         except OSError as exc:
-            raise VaultError(f"cannot open the lock file: {exc.strerror or exc} (is it a "
-                             "symlink?)", path=str(self.path)) from None
+            raise VaultError(f"cannot open the lock file: {exc.strerror or exc}"
+                             f"{_why_unopenable(self.path, exc)}", path=str(self.path)) from None
         return fd
 
     @staticmethod
@@ -171,3 +172,17 @@ def _msvcrt_lock(msvcrt: ModuleType, fd: int) -> None:
 
 
 _STILL_LOCKED = {getattr(errno, "EDEADLOCK", errno.EDEADLK), errno.EDEADLK, errno.EACCES}
+
+
+def _why_unopenable(path: Path, exc: OSError) -> str:
+    """The likely cause of a lock file that cannot be opened, as a suffix for the error:
+    a symlink (never followed) only when the path really is one, else a vault the user
+    cannot write (a read-only folder or mount, another user's files)."""
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return " (it is a symlink; memvault never follows one there: remove it)"
+    except OSError:
+        pass
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return " (the vault is read-only or not writable by you: nothing was changed)"
+    return ""
