@@ -24,6 +24,7 @@ from tests.test_remember_kill import KILLED_REMEMBER
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "my locker code is quokka4471"
 PLANTED = ".Memory.md.0123456789ab.tmp"
+IGNORED = "Pilot/**/.*." + "[0-9a-f]" * 12 + ".tmp"  # memvault's temp names only
 
 
 def _env() -> dict[str, str]:
@@ -114,20 +115,22 @@ def test_plain_git_add_all_ignores_the_temps_also_in_a_clone_set_up_before(
         clone: tuple[Path, Path]) -> None:
     root, _ = clone
     ignore = root / ".gitignore"
-    assert "Pilot/**/.*.tmp" in ignore.read_text().splitlines()
+    assert IGNORED in ignore.read_text().splitlines()
     # a clone set up by an older memvault: its .gitignore lacks the line; a user line too
-    older = [ln for ln in ignore.read_text().splitlines() if ln != "Pilot/**/.*.tmp"]
+    older = [ln for ln in ignore.read_text().splitlines() if ln != IGNORED]
     ignore.write_text("\n".join([*older, "  *.bak   # mine, spaced as I like"]) + "\n")
     git(root, "commit", "-q", "-am", "older setup")
     assert mv(root, "sync").returncode == 0
     lines = ignore.read_text().splitlines()
     assert lines[:len(older) + 1] == [*older, "  *.bak   # mine, spaced as I like"]
-    assert lines.count("Pilot/**/.*.tmp") == 1
+    assert lines.count(IGNORED) == 1
     (root / "Pilot" / "scopes" / "bob").mkdir(parents=True)
     for where in (root / "Pilot" / PLANTED, root / "Pilot/scopes/bob" / PLANTED):
         where.write_text(SECRET + "\n")
+    (root / "Pilot" / ".my-draft.tmp").write_text("a user's own hidden file\n")
     git(root, "add", "-A")  # what Obsidian Git does
-    assert ".tmp" not in git(root, "status", "--porcelain")
+    assert [ln for ln in git(root, "status", "--porcelain").splitlines() if ".tmp" in ln] == [
+        "A  Pilot/.my-draft.tmp"]
 
 
 def test_doctor_names_the_leftover_and_fix_removes_it(clone: tuple[Path, Path]) -> None:
@@ -146,6 +149,9 @@ def test_doctor_names_the_leftover_and_fix_removes_it(clone: tuple[Path, Path]) 
     assert f"removed Pilot/{PLANTED}" in fixed.stdout
     assert temps(root) == [".notes.tmp"]
     assert mv(root, "doctor").returncode == 0
+    done = mv(root, "sync")  # the user's own hidden file is theirs to share
+    assert done.returncode == 0, done.stderr
+    assert "Pilot/.notes.tmp" in git(root, "ls-files")
 
 
 def test_a_forget_removes_an_exchanged_out_copy_holding_the_words(

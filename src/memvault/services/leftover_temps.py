@@ -17,21 +17,22 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from memvault.backends.fs_io import temp_for
+from memvault.backends.fs_io import TEMP_HEX, temp_for
 
 if TYPE_CHECKING:
     from memvault.services.vault import Vault
 
 
 def ignore_pattern(home: str) -> str:
-    """The `.gitignore` line that keeps the temps under the memory home out of git."""
-    return f"{home}/**/.*.tmp"
+    """The `.gitignore` line that keeps the temps under the memory home out of git: only
+    memvault's own names (12 hex digits), so a hidden `.tmp` file of the user's syncs."""
+    return f"{home}/**/.*.{'[0-9a-f]' * TEMP_HEX}.tmp"
 
 
 def exclude_pathspec(home: str) -> str:
     """A `git add` pathspec leaving the temps under the memory home out, whatever the
     ignore files say."""
-    return f":(exclude,glob){home}/**/.*.tmp"
+    return f":(exclude,glob){ignore_pattern(home)}"
 
 
 def find(vault: Vault) -> list[str]:

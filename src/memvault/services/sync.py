@@ -233,8 +233,8 @@ class GitSync:
         removed before staging; one an older memvault committed stops being tracked."""
         home = self.vault.config.home
         leftover_temps.remove(self.vault)
-        listed = self.repo.run("ls-files", "-z", "--", f":(glob){home}/**/.*.tmp",
-                               check=False).stdout
+        pattern = ":(glob)" + leftover_temps.ignore_pattern(home)
+        listed = self.repo.run("ls-files", "-z", "--", pattern, check=False).stdout
         tracked = [p for p in listed.split("\0") if temp_for(p.rpartition("/")[2])]
         if tracked:  # gone from disk already: the commit records them as removed
             self.repo.run("rm", "--cached", "-q", "--ignore-unmatch", "--", *tracked)
