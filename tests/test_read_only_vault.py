@@ -193,3 +193,46 @@ def test_a_read_only_vault_without_an_index_is_searched(tmp_path, memory_vault_d
         assert [r["path"] for r in found["results"]] == ["Trip.md"]
         assert "read-only" in found["notices"][0]
     assert not (memory_vault_dir / ".memvault" / "index.sqlite").exists()
+
+
+HOLD_OPEN = """
+import sys, time
+from memvault import Vault
+vault = Vault.open(sys.argv[1])
+found = vault.search.search("walrus")
+print("searched", len(found), vault.search.notices[:1], flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM"])
+def test_a_search_killed_while_it_holds_the_temporary_copy_leaves_nothing_on_disk(
+        tmp_path, memory_vault_dir, signal_name):
+    """The copy of a behind index is in memory only: a search stopped by SIGKILL or
+    SIGTERM (how `timeout`, systemd and MCP hosts stop a process) leaves no
+    `memvault-index-*` folder in TMPDIR and no file outside the vault with the words."""
+    import signal
+
+    _vault(memory_vault_dir)
+    (memory_vault_dir / "New.md").write_text("A walrus on the beach.\n", encoding="utf-8")
+    with ReadOnly("chmod -R a-w", memory_vault_dir, tmp_path) as ro:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+        env.update(HOME=str(tmp_path / "home"), TMPDIR=str(ro.temp_dir))
+        child = subprocess.Popen([*ro.prefix, sys.executable, "-c", HOLD_OPEN,
+                                  str(ro.vault)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            assert child.stdout is not None
+            line = child.stdout.readline()  # the copy exists and was searched
+            assert line.startswith("searched 1 [") and "read-only" in line, child.stderr.read() if child.stderr else ""
+            child.send_signal(getattr(signal, signal_name))
+            child.wait(timeout=30)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=30)
+        assert child.returncode == -getattr(signal, signal_name)
+        assert [p.name for p in ro.temp_dir.iterdir()] == []
+    holders = [p for p in tmp_path.rglob("*") if p.is_file()
+               and memory_vault_dir not in p.parents and b"quokka4471" in p.read_bytes()]
+    assert holders == []
