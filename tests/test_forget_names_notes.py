@@ -91,3 +91,40 @@ def test_the_api_result_carries_the_notes(vault_dir):
     assert result.notes.paths == ["Daily.md", "Pilot/Journal/2026-11-30.md"]
     none_left = Vault.open(vault_dir).memory.remember("a fact no note holds").fact
     assert Vault.open(vault_dir).memory.forget([none_left.id], permanent=True).notes.total == 0
+
+
+def test_without_an_index_the_notes_are_read_not_indexed_with_the_same_answer(tmp_path):
+    """No index on this machine: the forget reads the notes once instead of building a
+    whole index for one question, and names the same notes the index would name, with
+    the index's visibility rules (hidden folders, another principal's home, a symlink
+    judged by its target)."""
+    import os
+    import shutil
+
+    from memvault.services.setup import init_vault
+
+    names: dict[bool, list[str]] = {}
+    for with_index in (True, False):
+        root = tmp_path / ("indexed" if with_index else "cold")
+        init_vault(root)
+        _notes(root)
+        (root / ".obsidian").mkdir(exist_ok=True)
+        (root / ".obsidian" / "Hidden.md").write_text(WORDS + "\n", encoding="utf-8")
+        (root / "Accents.md").write_text("MY DÓG — is called: QUILLBERT!\n", encoding="utf-8")
+        (root / "Split.md").write_text("my dog is\ncalled Quillbert\n", encoding="utf-8")
+        os.symlink(root / "Pilot" / "scopes" / "other" / "Notes.md", root / "Link.md")
+        vault = Vault.open(root)
+        fact = vault.memory.remember(WORDS).fact
+        if with_index:
+            vault.search.refresh()
+        else:
+            shutil.rmtree(root / ".memvault" / "index.sqlite", ignore_errors=True)
+            for path in (root / ".memvault").glob("index.sqlite*"):
+                path.unlink()
+        result = vault.memory.forget([fact.id], permanent=True)
+        assert result.notes is not None
+        names[with_index] = result.notes.paths
+        if not with_index:
+            assert vault.search.last_refresh is None  # no index was built to answer
+    assert names[False] == names[True] == ["Accents.md", "Daily.md",
+                                           "Pilot/Journal/2026-11-30.md", "Split.md"]

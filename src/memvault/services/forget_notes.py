@@ -4,7 +4,9 @@ memvault never edits a note the person wrote. A permanent forget removes the wor
 the memory files, the journal and every cache, but a day note, a reflection or any
 other Markdown file that holds them keeps them. So before the forget, the search index
 (brought in step first) is asked which notes this principal can see hold any wording the
-fact ever had, as a phrase; the forget's result names them (paths only, never the words),
+fact ever had, as a phrase; when this machine has no index of a local vault, the notes
+are read once instead (`services.note_scan`: building a whole index for one question
+costs ten times more, and the forget deletes it right after); the forget's result names them (paths only, never the words),
 so the person can edit them. Memory files are not notes: the forget itself cleans them.
 """
 
@@ -40,12 +42,19 @@ def notes_holding(vault: Vault, texts: list[str]) -> NotesHolding | None:
     texts = list(dict.fromkeys(t for t in texts if t.strip()))
     if not texts or not vault.search.available():
         return None
-    if vault.backend.capabilities.local_root is None:
-        index = vault.search.index_path()
-        if index is None or not index.exists():
-            return None
+    index = vault.search.index_path()
+    no_index = index is None or not index.exists()
+    root = vault.backend.capabilities.local_root
+    if root is None and no_index:
+        return None
     try:
-        found = vault.search.notes_holding(texts)
+        if root is not None and no_index:
+            from memvault.services.note_scan import notes_with_wording
+
+            found = notes_with_wording(root, vault.config.home, texts,
+                                       vault.layout.can_see)
+        else:
+            found = vault.search.notes_holding(texts)
     except VaultError:
         return None
     return NotesHolding(found[:LISTED], len(found))
