@@ -35,7 +35,10 @@ such a store, and by every local forget) does the same there: the signature is t
 journals' versions (blob ids, from the listing every command takes anyway), the note is
 `forgets.json` in the cache folder (never in the repository), and when a permanent
 forget is new the whole cache is dropped, as a local `forget --permanent` drops it (old
-blobs hold the words); the files are downloaded again as they are now.
+blobs hold the words); the files are downloaded again as they are now. When the cache
+folder cannot be emptied (read-only here), every command says so in one line on stderr,
+naming the folder (never the words), and no note is written, so the next command tries
+again.
 
 A journal line this process appends itself (`before_append`, `after_append`) keeps an
 in-step note in step: when the journal grew by exactly that line, which forgets nothing,
@@ -223,14 +226,40 @@ def apply_cached(vault: Vault) -> bool:
         known = found.get("permanent") if found is not None else None
         if permanent - set(known if isinstance(known, list) else ()):
             index = vault.search.index_path()
-            if index is not None and index.exists():
-                vault.search.discard("a fact was forgotten permanently (here or on "
-                                     "another machine)")
+            try:
+                if index is not None and index.exists():
+                    vault.search.discard("a fact was forgotten permanently (here or on "
+                                         "another machine)")
+            except OSError:
+                pass  # a read-only cache folder: told below
             backend.drop_caches()  # type: ignore[attr-defined]
             dropped = True
+            if _holds_files(Path(folder)):
+                _tell_cache_kept(Path(folder))
+                return dropped  # no note: the next command tries again (and tells again)
     _write_private(path, {"format": 1, "sig": sig, "marks": marks,
                           "permanent": sorted(permanent)})
     return dropped
+
+
+def _holds_files(folder: os.PathLike[str]) -> bool:
+    """Whether any file is left under `folder` (a cache folder that could not be emptied)."""
+    for _dirpath, _dirs, files in os.walk(folder):
+        if files:
+            return True
+    return False
+
+
+def _tell_cache_kept(folder: os.PathLike[str]) -> None:
+    """One line on stderr naming the cache folder (never the words) when a permanent
+    forget could not empty it: it still holds copies of forgotten words."""
+    import sys
+
+    sys.stderr.write(f"warning: this machine's cache folder {os.fspath(folder)} could not be "
+                     "emptied after a permanent forget (it is read-only here) and still holds "
+                     "copies of forgotten words; make it writable and run any memvault "
+                     "command, or delete it\n")
+    sys.stderr.flush()
 
 
 def _write_private(path: os.PathLike[str] | str, marker: dict[str, object]) -> None:
