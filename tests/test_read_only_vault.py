@@ -224,7 +224,8 @@ def test_a_search_killed_while_it_holds_the_temporary_copy_leaves_nothing_on_dis
         try:
             assert child.stdout is not None
             line = child.stdout.readline()  # the copy exists and was searched
-            assert line.startswith("searched 1 [") and "read-only" in line, child.stderr.read() if child.stderr else ""
+            searched = line.startswith("searched 1 [") and "read-only" in line
+            assert searched, child.stderr.read() if child.stderr else ""
             child.send_signal(getattr(signal, signal_name))
             child.wait(timeout=30)
         finally:

@@ -6,8 +6,9 @@ other Markdown file that holds them keeps them. So before the forget, the search
 (brought in step first) is asked which notes this principal can see hold any wording the
 fact ever had, as a phrase; when this machine has no index of a local vault, the notes
 are read once instead (`services.note_scan`: building a whole index for one question
-costs ten times more, and the forget deletes it right after); the forget's result names them (paths only, never the words),
-so the person can edit them. Memory files are not notes: the forget itself cleans them.
+costs ten times more, and the forget deletes it right after); the forget's result names
+them (paths only, never the words), so the person can edit them. Memory files are not
+notes: the forget itself cleans them.
 """
 
 from __future__ import annotations
