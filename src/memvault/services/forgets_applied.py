@@ -182,8 +182,7 @@ def apply(vault: Vault) -> bool:
         from memvault.services import parse_cache_forget
         from memvault.services.safety_net import SafetyNet
 
-        known = found.get("permanent") if found is not None else None
-        new = permanent - set(known if isinstance(known, list) else ())
+        new = _newly_permanent(found, permanent)
         index = vault.search.index_path()
         if new and index is not None and index.exists():  # first: the widest copy
             vault.search.discard("a fact was forgotten permanently (here or on another "
@@ -194,6 +193,12 @@ def apply(vault: Vault) -> bool:
     _write_marker(backend, {"format": 1, "sig": sig, "marks": marks,
                             "permanent": sorted(permanent)})
     return discarded
+
+
+def _newly_permanent(found: dict[str, object] | None, permanent: set[str]) -> set[str]:
+    """The permanently forgotten records the note (`found`) does not list yet."""
+    known = found.get("permanent") if found is not None else None
+    return permanent - set(known if isinstance(known, list) else ())
 
 
 CACHED_MARKER = "forgets.json"
@@ -223,8 +228,7 @@ def apply_cached(vault: Vault) -> bool:
     marks, permanent = forget_marks(stones, journal)
     dropped = False
     if found is None or found.get("marks") != marks:
-        known = found.get("permanent") if found is not None else None
-        if permanent - set(known if isinstance(known, list) else ()):
+        if _newly_permanent(found, permanent):
             index = vault.search.index_path()
             try:
                 if index is not None and index.exists():
