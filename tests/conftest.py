@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from click.testing import CliRunner
@@ -108,6 +109,15 @@ def corpus_folder() -> tuple[Path, bool]:
     if named:
         return Path(named).expanduser().absolute(), True
     return REPO_ROOT.parent / "shared" / "corpus", False
+
+
+def set_up_unavailable(reason: str) -> NoReturn:
+    """A test whose set-up this machine cannot give (a PostgreSQL server, a read-only
+    mount, a process without root's powers): it fails under CI (`CI=true`), where the
+    set-up is promised, and skips elsewhere, naming the reason either way."""
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
 
 
 def corpus_file(name: str) -> Path:

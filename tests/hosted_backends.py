@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import set_up_unavailable
 from tests.pg_server import DATA_ENV, URL_ENV, PostgresUnavailable, ThrowawayPostgres
 
 _counter = itertools.count()
@@ -27,10 +28,7 @@ _counter = itertools.count()
 
 def no_postgres(reason: str) -> None:
     """Fail under CI, skip elsewhere, naming the reason."""
-    message = f"PostgreSQL needed and not available: {reason}"
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
+    set_up_unavailable(f"PostgreSQL needed and not available: {reason}")
 
 
 @dataclass

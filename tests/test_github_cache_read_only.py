@@ -11,9 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from tests.conftest import run_memvault
+from tests.conftest import run_memvault, set_up_unavailable
 from tests.test_github_units import github, standin  # noqa: F401 - fixtures
 from tests.test_read_only_vault import _capless_prefix
 
@@ -24,7 +22,7 @@ def test_a_read_only_cache_that_keeps_forgotten_words_is_named(github, tmp_path:
                                                                 ) -> None:
     prefix, reason = _capless_prefix()
     if reason:
-        pytest.skip(reason)
+        set_up_unavailable(reason)
     homes = {name: tmp_path / name for name in ("a", "b")}
 
     def on(machine: str, *args: str) -> subprocess.CompletedProcess[str]:

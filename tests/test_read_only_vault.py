@@ -6,7 +6,8 @@ The tests make the vault really read-only for a real `memvault` subprocess. Root
 file modes, so as root the subprocess runs as root without capabilities (`setpriv
 --bounding-set -all`), which obeys them like any user; the mount case uses a read-only
 bind mount in a private mount namespace (`unshare -m`), which no other process sees.
-Where the machine offers neither, those cases skip and say why.
+Where the machine offers neither, those cases fail under CI (`CI=true`) and skip
+elsewhere, saying why.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from memvault import Vault
+from tests.conftest import set_up_unavailable
 
 WAYS = ["chmod -R a-w", "owned by another user", "read-only mount"]
 NOBODY = 65534
@@ -73,7 +75,7 @@ class ReadOnly:
         if self.way == "read-only mount":
             reason = _mount_reason()
             if reason:
-                pytest.skip(reason)
+                set_up_unavailable(reason)
             self.vault = self.tmp / "mounted"
             self.vault.mkdir()
             self.prefix = ["unshare", "-m", "sh", "-c",
@@ -82,10 +84,10 @@ class ReadOnly:
             return self
         prefix, reason = _capless_prefix()
         if reason:
-            pytest.skip(reason)
+            set_up_unavailable(reason)
         if self.way == "owned by another user":
             if os.geteuid() != 0:
-                pytest.skip("giving the vault to another user needs root")
+                set_up_unavailable("giving the vault to another user needs root")
             for path in [self.source, *self.source.rglob("*")]:
                 os.lchown(path, NOBODY, NOBODY)
         else:

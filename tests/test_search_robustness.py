@@ -23,6 +23,7 @@ import pytest
 
 from memvault import Vault
 from memvault.services.setup import init_vault
+from tests.conftest import set_up_unavailable
 
 LATIN1_NAME = b"Caf\xe9.md"  # "Café.md" written by a Latin-1 system
 
@@ -235,7 +236,7 @@ def test_a_closed_or_full_stdout_is_one_line_on_stderr(vault: Path, tmp_path: Pa
     if redirect == ">/dev/full" and not os.path.exists("/dev/full"):
         # Linux always has it (CI runs there); elsewhere the case cannot be set up.
         assert not sys.platform.startswith("linux"), "/dev/full is missing on Linux"
-        pytest.skip("this system has no /dev/full")
+        set_up_unavailable("this system has no /dev/full")
     _script(tmp_path, vault, "index", "rebuild")
     results = []
     for click_only in (False, True):  # the console script (quick path first) and click
