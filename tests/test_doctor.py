@@ -22,6 +22,17 @@ from tests.golden.support import (
 )
 
 
+def _journal_every_id(vault_dir: Path) -> None:
+    """Journal each fact of Memory.md that carries an id, as the `remember` that wrote
+    it would have (the golden files stand for memory files memvault wrote)."""
+    doc = parse_bullets((vault_dir / MEMORY).read_bytes())
+    with (vault_dir / ".memvault/events.jsonl").open("a", encoding="utf-8") as fh:
+        for it in {it.id: it for it in doc.items if not it.provisional}.values():
+            fh.write(json.dumps({"id": f"ev-{it.id}", "ts": 1, "type": "fact.remembered",
+                                 "scope": "default", "record": it.id, "text": it.text,
+                                 "category": "other", "source": "cli"}) + "\n")
+
+
 def _report(cli, *extra: str, expect: int = 1) -> dict:
     return json.loads(cli("doctor", "--json", *extra, expect=expect).stdout)
 
@@ -102,6 +113,7 @@ def test_a_conflict_block_left_for_resolve_is_one_finding_pointing_to_resolve(
     put_memory(vault_dir, b"# Memory\n- kept [other] <!-- id:kkkkkk updated:1 -->\n"
                           b"<<<<<<< ours\n- a [other] <!-- id:aaaaaa updated:1 -->\n=======\n"
                           b"- b [other] <!-- id:aaaaaa updated:2 -->\n>>>>>>> theirs\n")
+    _journal_every_id(vault_dir)
     at = _at(_report(cli))
     assert list(at) == [3] and len(at[3]) == 1, at  # not each marker line, nor each item
     assert "memvault resolve" in at[3][0] and "by hand" not in at[3][0]
@@ -109,6 +121,7 @@ def test_a_conflict_block_left_for_resolve_is_one_finding_pointing_to_resolve(
 
 def test_a_stray_marker_line_is_reported_on_its_own(cli, vault_dir: Path) -> None:
     put_memory(vault_dir, b"# Memory\n- a [other] <!-- id:aaaaaa updated:1 -->\n=======\n")
+    _journal_every_id(vault_dir)
     at = _at(_report(cli))
     assert list(at) == [3] and "outside any complete conflict block" in at[3][0], at
 
@@ -144,6 +157,7 @@ def test_fix_stamps_ids_and_resolves_duplicates_changing_nothing_else(cli,
     old = golden_bytes("memory_handedited.md")
     before = parse_bullets(old)
     path = put_memory(vault_dir, "memory_handedited.md")
+    _journal_every_id(vault_dir)
     report = _report(cli, "--fix")  # still exit 1: unknown categories, read-only lines
     assert len(report["fixed"]) == 3
     new = path.read_bytes()
@@ -172,6 +186,7 @@ def test_fix_stamps_ids_and_resolves_duplicates_changing_nothing_else(cli,
 def test_fix_keeps_crlf_and_the_missing_final_newline(cli, vault_dir: Path) -> None:
     old = golden_bytes("memory_crlf_bom.md")
     path = put_memory(vault_dir, "memory_crlf_bom.md")
+    _journal_every_id(vault_dir)
     assert _report(cli, "--fix", expect=0)["fixed"] == [
         f"{MEMORY}:4: stamped id {parse_bullets(old).items[1].id}"]
     new = path.read_bytes()

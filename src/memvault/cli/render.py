@@ -64,6 +64,8 @@ def history_lines(history: list[dict[str, Any]]) -> None:
         if ev.get("previous_category"):
             detail += f"  [dim]category {esc(str(ev['previous_category']))} → " \
                       f"{esc(str(ev.get('category')))}[/dim]"
+        if ev.get("via") == "doctor":  # appended by `doctor --fix` after an interrupted write
+            detail += "  [dim](recovered by doctor)[/dim]"
         c.print(esc(line) + detail)
 
 

@@ -270,6 +270,19 @@ def derived_id(record: str, text: str, taken: set[str]) -> str:
         n += 1
 
 
+def derived_from_any(record: str, text: str, originals: Iterable[str]) -> bool:
+    """Whether `record` is the id `derived_id` gives a copy with `text` of one of
+    `originals` (its first choice: a taken first choice is vanishingly rare). The text is
+    normalised once, so checking an id against a whole file's ids stays cheap."""
+    norm = normalise_text(text)
+    for original in originals:
+        digest = hashlib.sha256(f"{original}\x00{norm}\x000".encode(
+            "utf-8", "surrogateescape")).digest()
+        if encode_id(int.from_bytes(digest[:8], "big")) == record:
+            return True
+    return False
+
+
 def tidy(data: bytes, *, dead: Iterable[str] = (), local_first: bool = True,
          path: str = "", known: Callable[[str, str], bool] = lambda _id, _text: False,
          renumber_copies: bool = True, quick_check: bool = True,
@@ -541,5 +554,5 @@ def _renumber(doc: BulletDocument, item: BulletItem) -> str:
 
 
 __all__ = ["CHOICES", "CONFLICT_REASON", "ConflictBlock", "DroppedVersion", "Leftover", "Tidied",
-           "derived_id", "drop_leftovers", "find_blocks", "local_view", "merge_leftovers",
-           "might_need_tidy", "resolve_block", "tidy"]
+           "derived_from_any", "derived_id", "drop_leftovers", "find_blocks", "local_view",
+           "merge_leftovers", "might_need_tidy", "resolve_block", "tidy"]

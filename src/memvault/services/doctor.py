@@ -3,11 +3,12 @@
 Reports, per file and line: unknown categories, duplicate ids, read-only items and
 files (and why), conflict copies, git conflict markers, torn journal lines and an
 invalid config. `fix()` stamps ids on hand-written bullets and gives later duplicate
-ids a fresh id, changing no other byte.
+ids a new id derived from the id and the copy's words, changing no other byte.
 
 Other parts of memvault add their own checks and repairs (git sync, merge leftovers,
-unreadable notes, Policy.md and Profile.md, lost records): `registered_checks()` lists
-them, in the order they run; adding one is adding a line there.
+unreadable notes, Policy.md and Profile.md, lost records, facts the journal never
+recorded): `registered_checks()` lists them, in the order they run; adding one is adding
+a line there.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from memvault.services.bullet_files import (
     ids_beside,
     load_bullet_file,
     load_raw,
-    new_record_id,
 )
 from memvault.services.one_commit import one_commit
 from memvault.state_paths import CONFIG, EVENTS, TOMBSTONES
@@ -86,7 +86,7 @@ Repair = Callable[["Vault"], list[str]]
 def registered_checks() -> tuple[list[Check], list[Repair]]:
     """The checks and repairs other modules contribute, in the order they run. Imported
     here, when doctor runs, so no other command pays for them."""
-    from memvault.services import leftover_temps
+    from memvault.services import journal_gaps, leftover_temps
     from memvault.services.git_doctor import fix_driver, sync_doctor_findings
     from memvault.services.obsidian_checks import obsidian_settings_findings
     from memvault.services.parse_cache_forget import doctor_findings as parse_cache_findings
@@ -99,8 +99,10 @@ def registered_checks() -> tuple[list[Check], list[Repair]]:
     checks: list[Check] = [sync_doctor_findings, tidy_findings, unreadable_notes_check,
                            notes_doctor_findings, recovery_doctor_findings,
                            obsidian_settings_findings, held_ticks_findings,
-                           parse_cache_findings, leftover_temps.doctor_findings]
-    repairs: list[Repair] = [fix_driver, tidy_journal, leftover_temps.doctor_repair]
+                           parse_cache_findings, leftover_temps.doctor_findings,
+                           journal_gaps.doctor_findings]
+    repairs: list[Repair] = [fix_driver, tidy_journal, leftover_temps.doctor_repair,
+                             journal_gaps.doctor_repair]
     return checks, repairs
 
 
@@ -244,7 +246,9 @@ class DoctorService:
                         meta = {"id": it.id, "updated": now, **it.meta}
                         notes.append(f"{path}:{it.line_no}: stamped id {it.id}")
                     elif it.id in seen:
-                        new_id = new_record_id(taken)
+                        # derived from the id and words, as a merge renumbers a copy: the
+                        # same on every clone, and known as a copy (`journal_gaps`)
+                        new_id = derived_id(it.id, it.text, taken)
                         taken.add(new_id)
                         meta = dict(it.meta)
                         meta["id"] = new_id
@@ -258,7 +262,7 @@ class DoctorService:
                     raise NoChange([])
                 return notes
 
-            from memvault.core.reconcile import drop_leftovers
+            from memvault.core.reconcile import derived_id, drop_leftovers
             from memvault.services.tidy import JournalKnows, collecting_notes, scope_of
 
             with collecting_notes() as settled:  # what a merge left, settled by the write

@@ -215,10 +215,11 @@ class LifecycleService:
             doc.insert_item(render_new_item(new_text, old.category_raw or "other", meta))
             return _record(doc.find(new_id)[0], kind)
 
-        new = edit_bullet_file(self.vault.backend, path, add, message="memvault: correction")
-        self.vault.events.append("fact.remembered", record=new.id, text=new.text,
-                                 category=new.category_raw, source="correction",
-                                 supersedes=old.id)
+        with self.vault.backend.lock():  # saved, then journalled (see `MemoryService.remember`)
+            new = edit_bullet_file(self.vault.backend, path, add, message="memvault: correction")
+            self.vault.events.append("fact.remembered", record=new.id, text=new.text,
+                                     category=new.category_raw, source="correction",
+                                     supersedes=old.id)
         self.set_status(path, old.id, "superseded", reason=f"superseded-by:{new.id}")
         self.vault.tombstones.lift(new_text, new.id)
         return new

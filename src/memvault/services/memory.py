@@ -184,12 +184,17 @@ class MemoryService:
             item = doc.find(fact_id)[0]
             return RememberResult(fact_from_item(item), created=True, near_duplicates=list(near))
 
-        result = edit_bullet_file(self.backend, self.path, apply,
-                                  message="memvault: remember a fact",
-                                  initial=FACT.new_file())
+        # Saved first, journalled second, both under the vault lock: `doctor --fix` (which
+        # takes it) never sees the fact between the two steps unless this process died
+        # there, and then journals it (`services/journal_gaps.py`).
+        with self.backend.lock():
+            result = edit_bullet_file(self.backend, self.path, apply,
+                                      message="memvault: remember a fact",
+                                      initial=FACT.new_file())
+            if result.created:
+                self.vault.events.append("fact.remembered", record=result.fact.id,
+                                         text=text, category=cat, source=source)
         if result.created:
-            self.vault.events.append("fact.remembered", record=result.fact.id, text=text,
-                                     category=cat, source=source)
             result.lifted_tombstone = self.vault.tombstones.lift(text, result.fact.id)
         # a proposal of the same text is settled: the text is stored once, in Memory.md.
         # The fact is saved either way: an unreadable Inbox.md (reported by every command
