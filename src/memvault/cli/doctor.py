@@ -9,14 +9,15 @@ from memvault.cli.state import console, esc, print_json, state, wants_json
 
 @click.command("doctor")
 @click.option("--fix", is_flag=True,
-              help="Stamp ids on hand-written bullets, resolve duplicate ids and remove temp files "
-                   "a killed write left (nothing else).")
+              help="Stamp ids on hand-written bullets, resolve duplicate ids, remove temp files "
+                   "a killed write left and journal facts a killed command saved without their "
+                   "event (nothing else).")
 @click.pass_context
 def doctor(ctx: click.Context, fix: bool) -> None:
     """Check the vault; exit 1 if something needs your attention.
 
-    Reports unknown categories, duplicate ids, read-only items, conflict copies and an
-    invalid config, per file and line.
+    Reports unknown categories, duplicate ids, read-only items, conflict copies, an
+    invalid config and facts saved without their journal event, per file and line.
 
     Example: memvault doctor --fix
     """
