@@ -67,7 +67,7 @@ def test_edit_changes_category_only_and_keeps_the_id(cli, vault_dir: Path) -> No
                                                          "workflow")
     assert out["authority"] == "explicit" and out["meta"]["auth"] == "explicit"
     assert list(out["meta"]) == ["id", "auth", "updated", "src", "supersedes"]
-    err = cli("memory", "edit", "xtra01", expect=1).stderr
+    err = cli("memory", "edit", "xtra01", expect=2).stderr
     assert err == "error: nothing to change: give new text and/or --category\n"
 
 

@@ -27,7 +27,7 @@ def test_lesson_with_missing_evidence_is_refused_naming_the_id(cli, vault_dir) -
 
 def test_lesson_without_evidence_is_refused_except_risk_posture(cli) -> None:
     out = cli("lesson", "propose", "Show more detail", "--category", "response-detail",
-              expect=1)
+              expect=2)
     assert "--evidence" in out.stderr
     ok = json.loads(cli("lesson", "propose", "Prefer conservative analysis", "--category",
                         "risk-posture", "--json").stdout)

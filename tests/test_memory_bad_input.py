@@ -189,13 +189,13 @@ def test_config_home_escaping_the_vault_is_refused(cli, vault_dir: Path, home: s
 ])
 def test_invalid_fact_text_is_refused(cli, vault_dir: Path, text: str, reason: str) -> None:
     before = _vault_state(vault_dir)
-    _one_line_error(cli("remember", text, expect=1), reason)
+    _one_line_error(cli("remember", text, expect=2), reason)
     assert _vault_state(vault_dir) == before
 
 
 def test_unknown_category_is_refused_with_the_valid_ones(cli, vault_dir: Path) -> None:
     before = _vault_state(vault_dir)
-    _one_line_error(cli("remember", "x y z", "--category", "mood", expect=1),
+    _one_line_error(cli("remember", "x y z", "--category", "mood", expect=2),
                     "unknown category 'mood'", "preference")
     assert _vault_state(vault_dir) == before
 

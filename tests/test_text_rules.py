@@ -32,7 +32,7 @@ FINE = ["#tag is how I file notes", "I use - dashes", "C# is my language",
 @pytest.mark.parametrize("text", STRUCTURE)
 def test_markdown_structure_is_refused_by_remember(cli, vault_dir: Path, text: str) -> None:
     before = vault_files(vault_dir)
-    result = cli("remember", "--", text, expect=1)
+    result = cli("remember", "--", text, expect=2)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "may not start with" in lines[0], result.stderr
     assert vault_files(vault_dir) == before
@@ -64,7 +64,7 @@ def test_every_entry_point_refuses_structure_and_size(cli, vault_dir: Path) -> N
     for args in (("remember", "--", "> quote"), ("propose", "--", "# heading"),
                  ("remember", long_arg), ("propose", long_arg),
                  ("memory", "edit", fid, "--", "- [ ] x"), ("correct", pid, "--", "> x")):
-        result = cli(*args, expect=1)
+        result = cli(*args, expect=2)
         assert result.stderr.count("\n") == 1 and "error: " in result.stderr, args[:2]
     assert vault_files(vault_dir) == before
 

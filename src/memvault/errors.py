@@ -30,7 +30,15 @@ class NotFound(VaultError):
 
 
 class InvalidInput(VaultError):
-    """Input that fails validation: bad text, bad JSON, a path escaping the vault."""
+    """Input that fails validation: bad JSON, a bad setting, a path escaping the vault."""
+
+
+class BadInput(InvalidInput):
+    """What a command was given that it refuses before changing anything: the text of a
+    fact, proposal or lesson that is empty or breaks the text rule, an unknown category,
+    an argument that goes with another one. Exit code 2, like a usage error."""
+
+    exit_code = 2
 
 
 class Conflict(VaultError):

@@ -173,11 +173,11 @@ def fact_from_item(item: BulletItem, known: tuple[str, ...] = FACT_CATEGORIES) -
 
 def check_category(category: str, known: tuple[str, ...] = FACT_CATEGORIES) -> str:
     """Validate a category given on the command line (case-insensitive)."""
-    from memvault.errors import InvalidInput
+    from memvault.errors import BadInput
 
     lowered = category.strip().lower()
     if lowered not in known:
-        raise InvalidInput(f"unknown category {category!r}; use one of: {', '.join(known)}")
+        raise BadInput(f"unknown category {category!r}; use one of: {', '.join(known)}")
     return lowered
 
 
@@ -219,37 +219,37 @@ def check_record_text(text: str) -> str:
     quote, code fence, rule or link definition), so the line memvault writes is always
     exactly one fact.
     """
-    from memvault.errors import InvalidInput
+    from memvault.errors import BadInput
 
     if len(text) > 4 * MAX_TEXT_CHARS:  # decided before any scan of a huge input
-        raise InvalidInput(f"the text is {len(text):,} characters; a fact or proposal is at "
-                           f"most {MAX_TEXT_CHARS:,} (keep longer text in a note)")
+        raise BadInput(f"the text is {len(text):,} characters; a fact or proposal is at "
+                       f"most {MAX_TEXT_CHARS:,} (keep longer text in a note)")
     cleaned = text.strip()
     if not cleaned:
-        raise InvalidInput("the text is empty")
+        raise BadInput("the text is empty")
     if len(cleaned) > MAX_TEXT_CHARS:
-        raise InvalidInput(f"the text is {len(cleaned):,} characters; a fact or proposal is "
-                           f"at most {MAX_TEXT_CHARS:,} (keep longer text in a note)")
+        raise BadInput(f"the text is {len(cleaned):,} characters; a fact or proposal is "
+                       f"at most {MAX_TEXT_CHARS:,} (keep longer text in a note)")
     if "\n" in cleaned or "\r" in cleaned:
-        raise InvalidInput("a fact is one line: the text contains a line break")
+        raise BadInput("a fact is one line: the text contains a line break")
     if "<!--" in cleaned or "-->" in cleaned:
-        raise InvalidInput("the text may not contain an HTML comment marker (<!-- or -->)")
+        raise BadInput("the text may not contain an HTML comment marker (<!-- or -->)")
     if "%%" in cleaned:
-        raise InvalidInput("the text may not contain '%%' (an Obsidian comment marker)")
+        raise BadInput("the text may not contain '%%' (an Obsidian comment marker)")
     if "\x00" in cleaned:
-        raise InvalidInput("the text contains a NUL byte")
+        raise BadInput("the text contains a NUL byte")
     control = _CONTROL.search(cleaned)
     if control:
-        raise InvalidInput(f"the text contains a control character "
-                           f"(U+{ord(control.group()):04X})")
+        raise BadInput(f"the text contains a control character "
+                       f"(U+{ord(control.group()):04X})")
     try:
         cleaned.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise InvalidInput("the text is not valid UTF-8") from exc
+        raise BadInput("the text is not valid UTF-8") from exc
     structure = markdown_structure(cleaned)
     if structure:
-        raise InvalidInput(f"the text may not start with {structure}: it would be written "
-                           "as Markdown structure, not as a fact (reword it)")
+        raise BadInput(f"the text may not start with {structure}: it would be written "
+                       "as Markdown structure, not as a fact (reword it)")
     return cleaned
 
 

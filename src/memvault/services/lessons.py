@@ -22,7 +22,7 @@ from memvault.core.records import (
     check_category,
     record_from_item,
 )
-from memvault.errors import InvalidInput, NotFound
+from memvault.errors import BadInput, InvalidInput, NotFound
 from memvault.services.bullet_files import load_bullet_file
 from memvault.services.one_commit import one_commit
 from memvault.services.proposals import ProposeResult
@@ -83,21 +83,21 @@ class LessonService:
         """Propose a lesson after checking its evidence (see module doc)."""
         offered = self.categories()
         if not category:
-            raise InvalidInput("a lesson needs --category: " + ", ".join(offered))
+            raise BadInput("a lesson needs --category: " + ", ".join(offered))
         lowered = category.strip().lower()
         if lowered in LESSON_CATEGORIES and lowered not in offered:
-            raise InvalidInput(f"{lowered} is a trading lesson category and this vault "
-                               "records no trades; use one of " + ", ".join(offered))
+            raise BadInput(f"{lowered} is a trading lesson category and this vault "
+                           "records no trades; use one of " + ", ".join(offered))
         cat = check_category(category, offered)  # unknown: lists this vault's categories
         ids = [e.strip() for raw in (evidence or []) for e in raw.split(",") if e.strip()]
         ids = list(dict.fromkeys(ids))
         for eid in ids:
             if not _EVIDENCE_ID.match(eid):
-                raise InvalidInput(f"evidence id {eid[:40]!r} is not a valid id (letters, "
-                                   "digits, _ . : -, at most 128)")
+                raise BadInput(f"evidence id {eid[:40]!r} is not a valid id (letters, "
+                               "digits, _ . : -, at most 128)")
         if cat not in NO_EVIDENCE_NEEDED and not ids:
-            raise InvalidInput(f"a {cat} lesson needs --evidence: the ids of journal events "
-                               "or trades it rests on (only risk-posture needs none)")
+            raise BadInput(f"a {cat} lesson needs --evidence: the ids of journal events "
+                           "or trades it rests on (only risk-posture needs none)")
         missing = self.missing_evidence(ids)
         if missing:
             raise NotFound(f"evidence {missing[0]!r} is not in the journal "

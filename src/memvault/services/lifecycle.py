@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memvault.core.bullets import BulletDocument, BulletItem, render_new_item, render_updated_item
 from memvault.core.kinds import FACT, RecordKind, all_kinds
 from memvault.core.records import Record, check_record_text, record_from_item
-from memvault.errors import InvalidInput, NotFound
+from memvault.errors import BadInput, InvalidInput, NotFound
 from memvault.services.bullet_files import (
     NoChange,
     edit_bullet_file,
@@ -151,9 +151,11 @@ class LifecycleService:
     def feedback(self, record_id: str, outcome: str, *, text: str | None = None,
                  event_id: str | None = None) -> FeedbackResult:
         if outcome not in OUTCOMES:
-            raise InvalidInput(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+            raise BadInput(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
         if text is not None and outcome != "corrected":
-            raise InvalidInput("new wording (--text) goes with the outcome `corrected` only")
+            raise BadInput("new wording (--text) goes with the outcome `corrected` only")
+        if text is not None:  # checked before anything is journalled
+            text = check_record_text(text)
         path, record = self.locate(record_id)
         added = self.vault.events.append("feedback", event_id=event_id, record=record.id,
                                          outcome=outcome)

@@ -24,7 +24,7 @@ from memvault.core.records import (
     fact_from_item,
     match_key,
 )
-from memvault.errors import Conflict, InvalidInput, NotFound
+from memvault.errors import BadInput, Conflict, InvalidInput, NotFound
 from memvault.services import parse_cache
 from memvault.services.bullet_files import (
     NoChange,
@@ -217,7 +217,7 @@ class MemoryService:
         A category-only edit is journalled with the old and new category, not the text.
         """
         if text is None and category is None:
-            raise InvalidInput("nothing to change: give new text and/or --category")
+            raise BadInput("nothing to change: give new text and/or --category")
         new_text = check_record_text(text) if text is not None else None
         new_cat = check_category(category) if category is not None else None
         before: list[Fact] = []
@@ -270,7 +270,7 @@ class MemoryService:
         (so `forget --permanent ID` can still erase what is left of it)."""
         q = query.strip()
         if not q:
-            raise InvalidInput("give a text or an id to forget")
+            raise BadInput("give a text or an id to forget")
         doc = self.document()
         facts = [fact_from_item(it, FACT_CATEGORIES) for it in doc.items]
         by_id = [f for f in facts if f.id == q]

@@ -41,7 +41,7 @@ from memvault.core.records import (
     match_key,
     record_from_item,
 )
-from memvault.errors import InvalidInput, VaultError
+from memvault.errors import BadInput, InvalidInput, VaultError
 from memvault.services.bullet_files import (
     NoChange,
     derived_record_id,
@@ -158,13 +158,13 @@ class ProposalService:
                 extra_meta: dict[str, str] | None = None) -> ProposeResult:
         """Add one proposal to the inbox (see module doc for what is refused)."""
         if kind not in proposable_kinds():
-            raise InvalidInput(f"kind must be {' or '.join(proposable_kinds())}, not {kind!r}")
+            raise BadInput(f"kind must be {' or '.join(proposable_kinds())}, not {kind!r}")
         target = kind_named(kind)
         text = check_record_text(text)
         cat = check_category(category, target.categories) if category else \
             target.default_category
         if cat is None:
-            raise InvalidInput(f"a {kind} needs a --category: " + ", ".join(target.categories))
+            raise BadInput(f"a {kind} needs a --category: " + ", ".join(target.categories))
         if automatic and not self.vault.config.learning:
             return ProposeResult("learning-off", text)
         if self.vault.tombstones.is_tombstoned(text):
