@@ -3,7 +3,8 @@ errors are turned into a message (or a JSON document) and an exit code.
 
 Built on click. Each command lives in a small module and is imported only when it runs
 (`COMMANDS` below), so start-up stays fast. Exit codes: 0 success; 1 a failure the user
-can act on; 2 a usage error; 130 interrupted (Ctrl-C).
+can act on; 2 a usage error or input refused before anything changed (`BadInput`); 130
+interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -90,6 +91,16 @@ class RootGroup(Group):
         if standalone_mode:
             sys.exit(code)
         return code
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; a reader that left (`| head`) is reported by `exit_code_for`,
+        not by click (which would exit 1 even after the command made its change)."""
+        from memvault.cli.streams import ReaderLeft
+
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise ReaderLeft() from exc
 
 
 @click.group(cls=RootGroup, name="memvault", lazy=COMMANDS, no_args_is_help=True,

@@ -5,7 +5,8 @@
 - A command-line mistake (unknown option, missing argument, no command): click's usage
   message on stderr, exit 2.
 - Ctrl-C: exit 130, no traceback. A closed pipe (`memvault … | head`): exit 1 quietly.
-  stdout closed or full: one line on stderr, exit 1 (`cli.streams`).
+  stdout closed or full: one line on stderr, exit 1 (`cli.streams`). Both exit 0 once the
+  command has made its change (`streams.change_made`: a saved `remember`, ...).
 - Anything else is a bug in memvault and keeps Python's traceback.
 - With `--json` anywhere on the command line, the error is instead one JSON document on
   stdout, `{"error": "...", "problems": [...]}`, so a program reading stdout always gets
@@ -78,10 +79,11 @@ def exit_code_for(exc: BaseException, argv: Sequence[str]) -> int:
     if isinstance(exc, click.exceptions.Abort):  # end of input at a prompt
         _emit("aborted: no answer", [], as_json)
         return 1
-    if isinstance(exc, BrokenPipeError):
-        return 1
-    from memvault.cli.streams import OutputFailed, report
+    from memvault.cli.streams import OutputFailed, ReaderLeft, change_done, drop_output, report
 
+    if isinstance(exc, (BrokenPipeError, ReaderLeft)):  # the reader left: quiet
+        drop_output()
+        return 0 if change_done() is not None else 1
     if isinstance(exc, OutputFailed):  # stdout closed or full: said on stderr, even --json
         return report(exc)
     if verbose:

@@ -15,6 +15,7 @@ from memvault.cli.state import (
     wants_json,
     warn,
 )
+from memvault.cli.streams import change_made
 
 FACT_CATEGORY_HELP = ("identity, preference, project, instruction, other, communication, "
                       "presentation, workflow or research.")
@@ -34,10 +35,13 @@ def remember(ctx: click.Context, text: str, category: str | None) -> None:
     """
     with collector_paused():
         result = state(ctx).vault().memory.remember(text, category)
+    f = result.fact
+    # saved: from here an unwritable stdout loses the report only (exit 0, see cli.streams)
+    change_made(f"{'remembered' if result.created else 'already remembered'} as "
+                f"{printable(f.id)}")
     if wants_json(ctx):
         print_json(result.to_dict())
         return
-    f = result.fact
     # click, not rich: the one line a cold `remember` prints is not worth importing rich
     # (~15 ms); colours are dropped where stdout is not a terminal, as rich does.
     if result.created:
@@ -104,6 +108,7 @@ def forget(ctx: click.Context, query: str, permanent: bool, rewrite_history: boo
 
         texts = texts_of(vault, [f.id for f in matches]) or [f.text for f in matches]
     result = vault.memory.forget([f.id for f in matches], permanent=permanent)
+    change_made(f"forgot {len(result.forgotten)} fact(s)")
     if not as_json:
         console().print(f"forgot {len(result.forgotten)} fact(s)"
                         + (" permanently" if permanent else

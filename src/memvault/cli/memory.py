@@ -16,6 +16,7 @@ from memvault.cli.state import (
     state,
     wants_json,
 )
+from memvault.cli.streams import change_made
 
 memory_group = group("memory", "Read and manage the facts in Memory.md.\n\n"
                                "Example: memvault memory list --all")
@@ -97,6 +98,7 @@ def edit(ctx: click.Context, fact_id: str, text: str | None, category: str | Non
     Example: memvault memory edit k3v9qa "I prefer short answers" --category preference
     """
     result = state(ctx).vault().memory.edit(fact_id, text, category)
+    change_made(f"{'edited' if result.changed else 'unchanged'} {result.fact.id}")
     if wants_json(ctx):
         print_json(result.to_dict())
     elif result.changed:
@@ -123,6 +125,7 @@ def delete(ctx: click.Context, fact_id: str, permanent: bool, yes: bool) -> None
     if not confirm("Forget this fact?", yes=yes, action="delete a fact"):
         ctx.exit(1)
     result = vault.memory.forget([fact.id], permanent=permanent)
+    change_made(f"forgot {fact.id}")
     if wants_json(ctx):
         print_json(result.to_dict())
     else:
@@ -146,6 +149,7 @@ def clear(ctx: click.Context, permanent: bool, yes: bool) -> None:
     if not confirm(f"Forget all {count} facts?", yes=yes, action="clear memory"):
         ctx.exit(1)
     result = vault.memory.clear(permanent=permanent)
+    change_made(f"forgot {len(result.forgotten)} fact(s)")
     if wants_json(ctx):
         print_json(result.to_dict())
     else:
@@ -164,6 +168,7 @@ def restore(ctx: click.Context, fact_id: str) -> None:
     Example: memvault memory restore k3v9qa
     """
     fact = state(ctx).vault().memory.restore(fact_id)
+    change_made(f"restored {fact.id}")
     if wants_json(ctx):
         print_json({"fact": fact.to_dict()})
     else:

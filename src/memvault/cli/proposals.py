@@ -15,6 +15,7 @@ import click
 from memvault.cli.base import group
 from memvault.cli.facts import FACT_CATEGORY_HELP
 from memvault.cli.state import console, esc, print_json, state, wants_json
+from memvault.cli.streams import change_made
 
 proposals_group = group("proposals", "Proposals waiting for review in Inbox.md.\n\n"
                                      "Example: memvault proposals list --json")
@@ -64,6 +65,7 @@ def accept(ctx: click.Context, proposal_id: str) -> None:
     Example: memvault accept p7f3a1
     """
     record = state(ctx).vault().proposals.accept(proposal_id)
+    change_made(f"accepted as {record.id}")
     if wants_json(ctx):
         print_json({"accepted": record.to_dict()})
     else:
@@ -81,6 +83,7 @@ def reject(ctx: click.Context, proposal_id: str) -> None:
     Example: memvault reject p7f3a1
     """
     record = state(ctx).vault().proposals.reject(proposal_id)
+    change_made(f"rejected {record.id}")
     if wants_json(ctx):
         print_json({"rejected": {"id": record.id, "category": record.category}})
     else:
@@ -98,6 +101,7 @@ def correct(ctx: click.Context, proposal_id: str, text: str, category: str | Non
     Example: memvault correct p7f3a1 "I prefer short answers" --category communication
     """
     record = state(ctx).vault().proposals.correct(proposal_id, text, category)
+    change_made(f"accepted as {record.id}")
     if wants_json(ctx):
         print_json({"accepted": record.to_dict(), "corrected": True})
     else:
@@ -134,6 +138,9 @@ def propose(ctx: click.Context, text: str, category: str | None, kind: str,
 
 
 def print_propose(ctx: click.Context, result: Any) -> None:
+    """Print what `propose` or `lesson propose` did (done by now: see `change_made`)."""
+    change_made(f"proposed as {result.proposal.id}" if result.status == "proposed" else
+                f"not proposed ({result.status})")
     if wants_json(ctx):
         print_json(result.to_dict())
         return

@@ -12,6 +12,11 @@ they fail the same way:
   `OutputFailed` once: the command stops, `report` says `error: cannot write to standard
   output: <why>` on stderr and the exit code is 1; whatever it would still print is
   dropped. A closed pipe (`| head`) keeps its quiet exit 1 (`cli.errors`);
+- unless the command has already made its change and said so (`change_made`: `remember`
+  once the fact is saved, ...): then only its report is lost, and the exit code stays 0 so
+  a script does not do it again. The line on stderr says what was done instead
+  (`warning: cannot write to standard output: it is closed; remembered as k3v9qa`); a
+  closed pipe stays quiet;
 - stdout in an encoding other than UTF-8 (`PYTHONIOENCODING=ascii`, `LC_ALL=C`, a
   Windows pipe): human text shows a character it cannot encode as an escape (`\\xe9`);
   JSON escapes every non-ASCII character itself (`cli.json_output`), so it stays valid;
@@ -45,6 +50,26 @@ class OutputFailed(OSError):
     """Standard output refused what memvault printed (closed, full, an I/O error)."""
 
 
+class ReaderLeft(Exception):  # noqa: N818 - an event, not an error of memvault's
+    """The program reading standard output through a pipe went away (`| head`)."""
+
+
+def drop_output() -> None:
+    """After the reader of a pipe left: point stdout's descriptor at the null device, so
+    what is still buffered, and the interpreter's last flush, go nowhere quietly."""
+    try:
+        fd = sys.stdout.fileno() if sys.stdout is not None else -1
+    except (OSError, ValueError, AttributeError):
+        return  # not a descriptor (a test runner's capture)
+    if fd < 0:
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+
+
 class _GuardedOut(io.FileIO):
     """Standard output's descriptor: a failed write raises `OutputFailed` the first
     time and is dropped silently after that (the failure is reported once)."""
@@ -64,11 +89,28 @@ class _GuardedOut(io.FileIO):
 
 
 _reported = False
+_done: str | None = None
+
+
+def change_made(summary: str) -> None:
+    """Say that the command has made its change (`summary`: what, in a few words, e.g.
+    "remembered as k3v9qa"): from now on a stdout that fails costs the report only, and
+    the command still exits 0 (see the module doc)."""
+    global _done
+    _done = summary
+
+
+def change_done() -> str | None:
+    """What the running command said it changed (`change_made`), or None."""
+    return _done
 
 
 def guard_stdout() -> None:
     """Put the process's stdout behind `_GuardedOut`, and a closed stderr on the null
-    device (see the module doc); idempotent."""
+    device (see the module doc); idempotent. A command starts here, having changed
+    nothing yet (`change_made`)."""
+    global _done
+    _done = None
     _guard_stdout()
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for good
@@ -107,22 +149,26 @@ def _failure() -> OSError | None:
 
 
 def report(exc: OSError) -> int:
-    """Say on stderr that stdout failed (once); the exit code, 1."""
+    """Say on stderr that stdout failed (once); the exit code: 1, or 0 when the command
+    had made its change (`change_made`)."""
     global _reported
     if not _reported:
         _reported = True
         why = "it is closed" if exc.errno == 9 else (exc.strerror or str(exc))
+        line = f"error: cannot write to standard output: {why}" if _done is None else \
+            f"warning: cannot write to standard output: {why}; {_done}"
         try:
-            sys.stderr.write(f"error: cannot write to standard output: {why}\n")
+            sys.stderr.write(line + "\n")
             sys.stderr.flush()
         except (OSError, ValueError):
             pass
-    return 1
+    return 1 if _done is None else 0
 
 
 def finish(code: int) -> int:
     """Flush stdout and stderr at the end of a command and return its exit code: 1 with
-    the one-line error when stdout failed, even if the command went on after that."""
+    the one-line error when stdout failed, even if the command went on after that (the
+    command's own code, with a warning, once it had made its change)."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
@@ -130,7 +176,10 @@ def finish(code: int) -> int:
         except (OSError, ValueError):
             pass
     failure = _failure()
-    return report(failure) if failure is not None else code
+    if failure is None:
+        return code
+    failed = report(failure)
+    return code if _done is not None else failed
 
 
 def utf8_arg(value: str) -> str:
