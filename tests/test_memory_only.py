@@ -49,11 +49,11 @@ def test_context_and_lessons_in_a_memory_only_vault_say_nothing_of_trading(
     for word in TRADING_WORDS:
         assert word not in text, word
     refused = mv(memory_vault_dir, "lesson", "propose", "Be bold", "-c", "risk-posture",
-                 expect=1)
+                 expect=2)  # bad input: nothing written
     assert "trading lesson category" in refused.stderr
     assert "response-detail, evidence-layout, comparison-emphasis" in refused.stderr
     for command in (("lesson", "propose", "Be bold"), ("propose", "Be bold", "--kind", "lesson")):
-        unknown = mv(memory_vault_dir, *command, "-c", "bogus", expect=1).stderr
+        unknown = mv(memory_vault_dir, *command, "-c", "bogus", expect=2).stderr
         assert "unknown category 'bogus'" in unknown, command
         assert "use one of: response-detail, evidence-layout, comparison-emphasis\n" in \
             unknown, command
