@@ -114,6 +114,40 @@ def test_a_lifted_tombstone_is_not_active() -> None:
     assert active_tombstone_keys([a, b], "other") == set()
 
 
+FORGOT = b'{"key":"k1","record":"r1","ts":7,"kind":"forgotten","scope":"default"}\n'
+LIFTED = b'{"key":"k1","record":"r1","ts":7,"kind":"lifted","scope":"default"}\n'
+OTHER = b'{"key":"k2","record":"r2","ts":7,"kind":"forgotten","scope":"default"}\n'
+
+
+def test_a_tombstone_line_one_side_holds_twice_is_kept_twice() -> None:
+    """Forget, restore and forget within one second: the second forget is the same line as
+    the first, and it is what keeps the text forgotten."""
+    ours = FORGOT + LIFTED + FORGOT
+    assert merge_json_lines(FORGOT + LIFTED, ours, FORGOT + LIFTED + OTHER) == ours + OTHER
+    assert merge_json_lines(FORGOT + LIFTED, FORGOT + LIFTED + OTHER, ours) == \
+        FORGOT + LIFTED + OTHER + FORGOT
+    assert merge_json_lines(b"", ours, ours) == ours  # the same lines on both sides: once
+    assert active_tombstone_keys([ours], "default") == {"k1"}
+    assert active_tombstone_keys([FORGOT + LIFTED, ours], "default") == {"k1"}
+    assert active_tombstone_keys([FORGOT + LIFTED], "default") == set()
+
+
+def test_a_repeated_tombstone_line_goes_only_when_nothing_about_it_lies_between() -> None:
+    from memvault.core.journal_lines import redundant_tombstone_copies
+
+    def drop(*lines: bytes) -> set[int]:
+        return redundant_tombstone_copies([ln.rstrip(b"\n") for ln in lines])
+
+    assert drop(FORGOT, LIFTED, FORGOT) == set()
+    assert drop(FORGOT, FORGOT, LIFTED) == {1}
+    assert drop(FORGOT, OTHER, FORGOT, LIFTED, LIFTED) == {2, 4}
+    same_record = b'{"key":"k9","record":"r1","ts":7,"kind":"lifted","scope":"default"}\n'
+    assert drop(FORGOT, same_record, FORGOT) == set()  # the record's last word
+    elsewhere = b'{"key":"k1","record":"r1","ts":7,"kind":"lifted","scope":"bob"}\n'
+    assert drop(FORGOT, elsewhere, FORGOT) == set()  # any scope: kept, to be safe
+    assert drop(FORGOT, FORGOT, FORGOT) == {1, 2}
+
+
 # -- the driver under a real `git merge` ----------------------------------------------------
 
 

@@ -19,7 +19,7 @@ by record id, using the one bullet grammar (`memvault.core.bullets`):
   `git merge-file`) or become git-style conflict markers.
 
 `merge_json_lines` merges events.jsonl / tombstones.jsonl as a union of lines that keeps
-deletions (a `forget --permanent` purge stays purged).
+deletions (a `forget --permanent` purge stays purged) and a line one side holds twice.
 
 Pure: bytes in, bytes out. Never raises on odd input; never drops a line of text it was
 not told to drop.
@@ -80,21 +80,27 @@ def simple_text_merge(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes, b
 
 def merge_json_lines(base: bytes, ours: bytes, theirs: bytes) -> bytes:
     """Union of lines: ours in order, then theirs' new lines; a line deleted on either
-    side (and present in base) stays deleted. A torn last line is kept as a line."""
+    side (and present in base) stays deleted. A torn last line is kept as a line.
 
-    def lines(data: bytes) -> list[bytes]:
-        return [ln.rstrip(b"\r") for ln in data.split(b"\n") if ln.strip()]
+    A line is known by its bytes and its copy number (`core.journal_lines.occurrences`):
+    a line one side holds twice on purpose (forget, restore, forget within one second
+    write one tombstone line twice) is kept twice, the n-th copy on one side being the
+    n-th on the other."""
+    from memvault.core.journal_lines import occurrences
+
+    def lines(data: bytes) -> list[tuple[bytes, int]]:
+        return occurrences(ln.rstrip(b"\r") for ln in data.split(b"\n") if ln.strip())
 
     b, o, t = lines(base), lines(ours), lines(theirs)
     base_set, ours_set, theirs_set = set(b), set(o), set(t)
     deleted = {ln for ln in base_set if ln not in ours_set or ln not in theirs_set}
     out: list[bytes] = []
-    seen: set[bytes] = set()
+    seen: set[tuple[bytes, int]] = set()
     for ln in o + t:
         if ln in seen or ln in deleted:
             continue
         seen.add(ln)
-        out.append(ln)
+        out.append(ln[0])
     return b"".join(ln + b"\n" for ln in without_erased_lines(out))
 
 

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from memvault.backends.fs_git import find_git_dir, operation_in_progress
+from memvault.core.journal_lines import occurrences
 from memvault.core.kinds import kind_of_file
 from memvault.core.merge import MergeResult, merge_bullet_files, merge_json_lines
 from memvault.core.records import tombstone_keys
@@ -114,19 +115,20 @@ def _tombstone_sources(root: Path, extra: bytes = b"") -> list[bytes]:
 
 
 def active_tombstone_keys(sources: list[bytes], scope: str) -> set[str]:
-    """Keys whose latest entry (by time) is a tombstone, over all given versions."""
-    entries: dict[bytes, dict[str, object]] = {}
+    """Keys whose latest entry (by time, then order) is a tombstone, over all given
+    versions. An entry is known by its line and copy number (`occurrences`): a version
+    that holds one line twice (forget, restore, forget within one second) counts both."""
+    entries: dict[tuple[bytes, int], dict[str, object]] = {}
     for data in sources:
-        for raw in data.split(b"\n"):
-            raw = raw.strip()
-            if not raw or raw in entries:
+        for line in occurrences(ln.strip() for ln in data.split(b"\n") if ln.strip()):
+            if line in entries:
                 continue
             try:
-                obj = json.loads(raw)
+                obj = json.loads(line[0])
             except ValueError:
                 continue
             if isinstance(obj, dict) and obj.get("scope", "default") == scope:
-                entries[raw] = obj
+                entries[line] = obj
     latest: dict[str, dict[str, object]] = {}
     for e in sorted(entries.values(), key=lambda e: e.get("ts", 0)):  # type: ignore[arg-type, return-value]
         latest[str(e.get("key"))] = e

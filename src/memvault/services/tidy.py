@@ -272,12 +272,14 @@ _MARKERS = (b"<<<<<<<", b"=======", b">>>>>>>", b"|||||||")
 def tidy_journal(vault: Vault) -> list[str]:
     """Settle what a text merge left in the journals: conflict marker lines and an event
     twice are removed, and the history of a permanently forgotten record that a merge
-    brought back is erased again (its content-free `fact.forgotten` event stays)."""
-    import json
+    brought back is erased again (its content-free `fact.forgotten` event stays).
 
+    A tombstone line repeated is removed only when nothing about the same key or record
+    lies between the copies (`redundant_tombstone_copies`): forget, restore and forget
+    within one second write the same line twice, and the second one is the forget."""
     from memvault.backends.base import MISSING
     from memvault.errors import Conflict
-    from memvault.services.journal import EventLog, erased_records, event_key
+    from memvault.services.journal import EventLog, erased_records
     from memvault.state_paths import EVENTS, JOURNALS
 
     notes: list[str] = []
@@ -287,26 +289,11 @@ def tidy_journal(vault: Vault) -> list[str]:
             blob = backend.read(path)
             if blob is None:
                 continue
-            kept: list[bytes] = []
-            seen: set[Any] = set()
-            markers = twice = 0
-            for raw in blob.data.split(b"\n"):
-                if not raw.strip():
-                    continue
-                if raw.startswith(_MARKERS):
-                    markers += 1
-                    continue
-                key: Any = raw
-                if path == EVENTS:  # the same event: same principal and id
-                    try:
-                        key = event_key(json.loads(raw)) or raw
-                    except (ValueError, AttributeError):
-                        pass
-                if key in seen:
-                    twice += 1
-                    continue
-                seen.add(key)
-                kept.append(raw + b"\n")
+            lines = [raw for raw in blob.data.split(b"\n") if raw.strip()]
+            markers = sum(1 for raw in lines if raw.startswith(_MARKERS))
+            lines = [raw for raw in lines if not raw.startswith(_MARKERS)]
+            twice = _repeated_lines(lines, events=path == EVENTS)
+            kept = [raw + b"\n" for i, raw in enumerate(lines) if i not in twice]
             if markers or twice:
                 try:
                     backend.write(path, b"".join(kept), expected=blob.version or MISSING,
@@ -316,7 +303,7 @@ def tidy_journal(vault: Vault) -> list[str]:
                 if markers:
                     notes.append(f"{path}: removed {markers} merge conflict marker line(s)")
                 if twice:
-                    notes.append(f"{path}: removed {twice} line(s) a merge held twice")
+                    notes.append(f"{path}: removed {len(twice)} line(s) a merge held twice")
     blob = backend.read(EVENTS)
     if blob is not None:
         raw_events = _json_lines(blob.data)
@@ -331,6 +318,32 @@ def tidy_journal(vault: Vault) -> list[str]:
                 notes.append(f"{EVENTS}: erased {removed} event(s) of {record}, forgotten "
                              "permanently, that a merge brought back")
     return notes
+
+
+def _repeated_lines(lines: list[bytes], *, events: bool) -> set[int]:
+    """Indexes of the lines a merge held twice: a later copy of an event (same principal
+    and id: readers read the first), or a tombstone line whose removal changes nothing
+    about what is forgotten."""
+    import json
+
+    from memvault.core.journal_lines import redundant_tombstone_copies
+    from memvault.services.journal import event_key
+
+    if not events:
+        return redundant_tombstone_copies(lines)
+    seen: set[Any] = set()
+    twice: set[int] = set()
+    for i, raw in enumerate(lines):
+        key: Any = raw
+        try:
+            key = event_key(json.loads(raw)) or raw
+        except (ValueError, AttributeError):
+            pass
+        if key in seen:
+            twice.add(i)
+        else:
+            seen.add(key)
+    return twice
 
 
 def _json_lines(data: bytes) -> list[dict[str, Any]]:
