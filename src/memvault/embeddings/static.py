@@ -1,4 +1,8 @@
-"""The built-in embedding model: wordllama's static token vectors, loaded from its wheel.
+"""The optional static model: wordllama's token vectors, loaded from its wheel.
+
+`pip install 'memvault[static]'` and `kind = "static"` in `[embeddings]`. It embeds a
+large memory the first time about a hundred times faster than the built-in transformer
+(`minilm.py`), and understands far less (docs/recall.md has both measured).
 
 A static model embeds a text as the average of its tokens' vectors (a table lookup),
 then scales it to length 1, so cosine similarity is a dot product. The weights
@@ -30,14 +34,15 @@ _PROBLEM: dict[str, str] = {}
 
 
 class ModelMissing(Exception):
-    """The built-in model's files are not installed."""
+    """The static model's files are not installed."""
 
 
 def package_folder() -> Path:
     """Where the wordllama package's files are, without importing it."""
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelMissing(f"the {PACKAGE} package is not installed")
+        raise ModelMissing(f"the {PACKAGE} package is not installed "
+                           "(pip install 'memvault[static]')")
     return Path(next(iter(spec.submodule_search_locations)))
 
 

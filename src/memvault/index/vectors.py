@@ -31,11 +31,16 @@ if TYPE_CHECKING:
 
 SCALE = 127.0
 CENTRE_MIN = 50
-EMBED_CHUNK = 512
-"""Texts embedded and committed together when a memory's vectors are first computed."""
+EMBED_CHUNK = 128
+"""Texts embedded and committed together when a memory's vectors are first computed
+(about a second's work for the built-in model on one core)."""
+EMBED_BUDGET = 10.0
+"""Seconds one ranking spends embedding records that have no vector yet. A large memory's
+first embedding (about 8 ms a record for the built-in model on one core: 80 s at 10,000
+facts; minutes for e5) is spread over the calls that need it: until it is done, recall is
+by words, and a notice says how far it is. `memvault index embed` does it all at once."""
 PROGRESS_EVERY = 3.0
-"""Seconds between the progress lines of a long first embedding (the optional e5 model
-takes minutes over 10,000 facts; the built-in one a few seconds)."""
+"""Seconds between the progress lines of a long embedding (`memvault index embed`)."""
 _LOCK = threading.Lock()
 _MATRICES: dict[tuple[str, str, str, tuple[str, ...]], tuple[Any, list[str], Any, Any]] = {}
 
@@ -44,7 +49,10 @@ def record_matrix(store: IndexStore, embedder: Embedder, scope: str,
                   kinds: tuple[str, ...]) -> tuple[list[str], Any, Any]:
     """(record ids, centred unit vectors as rows, the centre taken off) for this
     principal's records of `kinds` (the centre is None for a memory too small to
-    centre)."""
+    centre). Records without a vector are embedded for at most `EMBED_BUDGET` seconds;
+    if some are still without one, no record is returned (recall stays by words until
+    every record has its vector: a ranking that changed with each call would make the
+    manifest's pages overlap)."""
     import numpy as np
 
     conn = store.connection()
@@ -63,7 +71,12 @@ def record_matrix(store: IndexStore, embedder: Embedder, scope: str,
         f"ON v.model = ? AND v.text_hash = r.text_hash WHERE r.scope = ? "
         f"AND r.kind IN ({marks}) ORDER BY r.id", (embedder.model_id, scope, *kinds)).fetchall()
     missing = sorted({digest for _rid, digest, vec in rows if vec is None and digest})
-    fresh = _embed_missing(store, embedder, missing) if missing else {}
+    fresh, complete = (_embed_missing(store, embedder, missing, EMBED_BUDGET) if missing
+                       else ({}, True))
+    if not complete:
+        total = len({digest for _rid, digest, _vec in rows if digest})
+        _note_partial(store, embedder, total - len(missing) + len(fresh), total)
+        return [], np.zeros((0, 1), dtype=np.float32), None
     ids: list[str] = []
     vectors: list[Any] = []
     for rid, digest, blob in rows:
@@ -83,6 +96,34 @@ def record_matrix(store: IndexStore, embedder: Embedder, scope: str,
     return ids, matrix, centre
 
 
+def _note_partial(store: IndexStore, embedder: Embedder, done: int, total: int) -> None:
+    """Say (on stderr, and in the search notices) that recall is by words until the
+    memory's first embedding is done, and how far it is."""
+    notice = (f"recall is by words until every memory text is embedded for recall by "
+              f"meaning ({embedder.model_id}): {done:,} of {total:,} so far, up to "
+              f"{EMBED_BUDGET:.0f} seconds' worth per call (once, then cached); "
+              f"`memvault index embed` does the rest now")
+    if notice not in store.notices:
+        store.notices.append(notice)
+    print(f"note: {notice}", file=sys.stderr, flush=True)
+
+
+def embed_all(store: IndexStore, embedder: Embedder, scope: str,
+              kinds: tuple[str, ...]) -> tuple[int, int]:
+    """Embed every record of `kinds` that has no vector yet, however long it takes
+    (progress on stderr). Returns (texts embedded now, texts in all)."""
+    conn = store.connection()
+    marks = ",".join("?" * len(kinds))
+    rows = conn.execute(
+        f"SELECT DISTINCT r.text_hash, v.vector IS NOT NULL FROM memory_records r "
+        f"LEFT JOIN vectors v ON v.model = ? AND v.text_hash = r.text_hash "
+        f"WHERE r.scope = ? AND r.kind IN ({marks}) AND r.text_hash IS NOT NULL",
+        (embedder.model_id, scope, *kinds)).fetchall()
+    missing = sorted(digest for digest, have in rows if not have)
+    done, _complete = _embed_missing(store, embedder, missing, None) if missing else ({}, True)
+    return len(done), len(rows)
+
+
 def _unit_rows(matrix: Any) -> Any:
     import numpy as np
 
@@ -90,12 +131,14 @@ def _unit_rows(matrix: Any) -> Any:
     return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
 
 
-def _embed_missing(store: IndexStore, embedder: Embedder, digests: list[str]) -> dict[str, Any]:
+def _embed_missing(store: IndexStore, embedder: Embedder, digests: list[str],
+                   budget: float | None) -> tuple[dict[str, Any], bool]:
     """Embed the texts of these digests and store their vectors, `EMBED_CHUNK` texts at a
-    time, each chunk committed: a first embedding that is interrupted (a slow model over
-    a large memory, a stopped command) keeps what it did, and the next call goes on from
-    there. When it takes longer than `PROGRESS_EVERY` seconds, a line on stderr says how
-    far it is, every `PROGRESS_EVERY` seconds."""
+    time, each chunk committed: an embedding that is interrupted (a stopped command, an
+    endpoint that goes away) or stopped by its `budget` (seconds; None: no limit) keeps
+    what it did, and the next call goes on from there. When it takes longer than
+    `PROGRESS_EVERY` seconds, a line on stderr says how far it is, every
+    `PROGRESS_EVERY` seconds. Returns (digest -> vector, whether every text was done)."""
     conn = store.connection()
     texts: dict[str, str] = {}
     for start in range(0, len(digests), 500):
@@ -112,13 +155,15 @@ def _embed_missing(store: IndexStore, embedder: Embedder, digests: list[str]) ->
         chunk = order[start:start + EMBED_CHUNK]
         out.update(_embed_and_store(store, embedder, chunk, [texts[d] for d in chunk]))
         now = time.monotonic()
+        if budget is not None and now - started >= budget and start + EMBED_CHUNK < len(order):
+            return out, False
         if now - last_note >= PROGRESS_EVERY and len(out) < len(order):
             last_note = now
             print(f"note: embedding memory records for recall by meaning "
                   f"({embedder.model_id}): {len(out):,} of {len(order):,} "
                   f"({100 * len(out) // len(order)}%, {now - started:.0f} s); once, then "
                   "cached in the index", file=sys.stderr, flush=True)
-    return out
+    return out, True
 
 
 def _embed_and_store(store: IndexStore, embedder: Embedder, digests: list[str],

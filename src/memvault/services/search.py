@@ -263,6 +263,36 @@ class SearchService:
         scores: tuple[dict[str, float], Any] = self._guarded(run)
         return scores
 
+    def embed_memory(self) -> dict[str, Any]:
+        """Embed every memory record that has no vector yet for the configured model, all
+        at once (a ranking otherwise spreads a large memory's first embedding over its
+        calls, `index.vectors.EMBED_BUDGET` seconds each). Returns {"model", "embedded",
+        "texts", "seconds"}; model None when semantic recall is off."""
+        import time
+
+        embedder = self.embedder()
+        if embedder is None:
+            return {"model": None, "embedded": 0, "texts": 0, "seconds": 0.0}
+        self._bring_copy(tuple(self.vault.layout.memory_files))
+        started = time.perf_counter()
+
+        def run() -> tuple[int, int]:
+            from memvault.embeddings.endpoint import EndpointFailed
+            from memvault.index.recall import memory_kinds
+            from memvault.index.vectors import embed_all
+
+            store = self.store()
+            store.refresh_memory(self.vault.layout.memory_files)
+            scope = self.vault.layout.scope_name
+            try:
+                return embed_all(store, embedder, scope, memory_kinds(store.connection(), scope))
+            except EndpointFailed as exc:
+                raise VaultError(f"the embeddings endpoint failed: {exc}") from None
+
+        embedded, texts = self._guarded(run)
+        return {"model": embedder.model_id, "embedded": embedded, "texts": texts,
+                "seconds": round(time.perf_counter() - started, 2)}
+
     def embedder(self) -> Any:
         """The configured embedder (`[embeddings]`), or None: recall stays lexical (a
         notice says why when the built-in model could not be loaded)."""
