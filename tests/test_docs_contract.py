@@ -40,6 +40,9 @@ def test_no_citation_of_documents_outside_the_repository() -> None:
             REPO / "README.md"]:
         if path.parent.name == "golden" and path.suffix != ".md":
             continue
+        if path.parent == REPO / "src" / "memvault" / "embeddings" / "data" and \
+                path.suffix != ".md":
+            continue  # the model's published tokenizer: its vocabulary holds every sign
         try:
             text = path.read_text("utf-8")
         except (UnicodeDecodeError, FileNotFoundError):
