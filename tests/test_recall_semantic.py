@@ -387,3 +387,23 @@ def test_the_optional_static_model_still_ranks_by_meaning(cli, vault_dir):
     finally:
         conn.close()
     assert models == {"wordllama-l2-supercat-256"}
+
+
+def test_a_prefetched_request_embedding_is_the_same_as_one_computed_on_demand():
+    """A long-running server starts embedding the request while it reads the memory; what
+    it collects must be exactly what it would have computed, and uncollected requests
+    must not pile up."""
+    import numpy as np
+
+    from memvault.embeddings import minilm
+
+    model = minilm.load()
+    request = "which hot beverage do I like?"
+    expected = model.embed([request])
+    model.prefetch(request)
+    assert np.array_equal(model.embed_query(request), expected)
+    for n in range(minilm.EARLY_MAX + 3):
+        model.prefetch(f"request number {n}")
+    assert len(model._early) == minilm.EARLY_MAX
+    assert np.array_equal(model.embed_query("request number 0"),
+                          model.embed(["request number 0"]))  # dropped: computed again

@@ -20,6 +20,7 @@ are then cached in the index), and 10–15 ms per request.
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,8 @@ far shorter)."""
 BATCH = 32
 """Texts run through the encoder together (sorted by length, so little is padding)."""
 LAYER_NORM_EPS = 1e-12
+EARLY_MAX = 4
+"""Requests whose prefetched embedding is kept until collected (the oldest is dropped)."""
 
 _LOCK = threading.Lock()
 _LOADED: list[MiniLM] = []
@@ -118,6 +121,35 @@ class MiniLM:
                 w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"],
             ))
         self._run = threading.Lock()
+        self._early: dict[str, Future[Any]] = {}
+        self._early_lock = threading.Lock()
+
+    def prefetch(self, text: str) -> None:
+        """Start embedding a request in a background thread (numpy's products release
+        the GIL), so that it overlaps the rest of the ranking; `embed_query` collects it."""
+        future: Future[Any] = Future()
+        with self._early_lock:
+            if text in self._early:
+                return
+            while len(self._early) >= EARLY_MAX:
+                self._early.pop(next(iter(self._early)))
+            self._early[text] = future
+
+        def work() -> None:
+            try:
+                future.set_result(self.embed([text]))
+            except BaseException as exc:  # noqa: BLE001 - handed to the collector
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name="memvault-query-embedding", daemon=True).start()
+
+    def embed_query(self, text: str) -> Any:
+        """A (1, 384) array: the request's embedding, prefetched or computed now."""
+        with self._early_lock:
+            future = self._early.pop(text, None)
+        if future is not None:
+            return future.result()
+        return self.embed([text])
 
     def embed(self, texts: list[str]) -> Any:
         """A (len(texts), 384) float32 array of unit vectors."""

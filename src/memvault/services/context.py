@@ -144,9 +144,12 @@ class ContextService:
         policy = read_policy_limits(self.vault)
         personal = self.vault.config.retrieval and not no_personal
         prepared = self.prepared() if personal else PreparedRecords()
+        ranked = personal and bool(request.strip()) and not _all_fit(prepared, settings)
+        if ranked:
+            (search or self.vault.search).prefetch_query(request)
         feedback = self.feedback() if personal else {}
         relevance: dict[str, Relevance] = {}
-        if personal and request.strip() and not _all_fit(prepared, settings):
+        if ranked:
             relevance = self.vault.recall.relevance(request, search=search)
         block = select_context((), (), request=request, policy=policy, settings=settings,
                                no_personal=no_personal, retrieval=self.vault.config.retrieval,

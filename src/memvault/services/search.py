@@ -263,6 +263,22 @@ class SearchService:
         scores: tuple[dict[str, float], Any] = self._guarded(run)
         return scores
 
+    def prefetch_query(self, request: str) -> None:
+        """Start embedding a request that is about to be ranked, when the model is already
+        loaded in this process (a long-running server) and can work in the background;
+        a cold command loads nothing early."""
+        import sys
+
+        if "numpy" not in sys.modules or not self.available():
+            return
+        try:
+            embedder = self.embedder()
+        except VaultError:
+            return
+        prefetch = getattr(embedder, "prefetch", None)
+        if prefetch is not None:
+            prefetch(request)
+
     def embed_memory(self) -> dict[str, Any]:
         """Embed every memory record that has no vector yet for the configured model, all
         at once (a ranking otherwise spreads a large memory's first embedding over its
