@@ -20,6 +20,7 @@ are then cached in the index), and 10–15 ms per request.
 from __future__ import annotations
 
 import threading
+import zipfile
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -213,7 +214,7 @@ def load() -> MiniLM:
         except ImportError as exc:
             _PROBLEM.append(f"numpy or tokenizers could not be imported ({exc})")
             raise ModelMissing(_PROBLEM[0]) from None
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             _PROBLEM.append(f"the model files could not be read ({exc})")
             raise ModelMissing(_PROBLEM[0]) from None
         _LOADED.append(model)
